@@ -1,0 +1,57 @@
+"""Wiring the engine from files: the one place that knows the defaults.
+
+The model (``gateway.model``) never opens a file; this module loads K, WordNet
+and an organisation taxonomy and injects them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from gateway.errors import KnowledgeError
+from gateway.knowledge.local import LocalIndex, default_index_path
+from gateway.model.engine import Engine
+from gateway.model.knowledge import DEFAULT_MIN_SUPPORT, DEFAULT_PRIOR_WEIGHT, Estimator, Knowledge
+from gateway.model.taxonomy import ChainedTaxonomy, Taxonomy
+from gateway.taxonomy.org import OrgTaxonomy
+from gateway.taxonomy.wordnet import WordNet
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineConfig:
+    index: Path | None = None
+    taxonomy: Path | None = None
+    wordnet_root: Path | None = None
+    prior_weight: float = DEFAULT_PRIOR_WEIGHT
+    min_support: int = DEFAULT_MIN_SUPPORT
+
+
+def load_knowledge(path: Path | None) -> LocalIndex:
+    target = path or default_index_path()
+    if not target.exists():
+        raise KnowledgeError(
+            f"knowledge index {target} not found; build it with "
+            "'sanigate index build ../shared/corpora/wikipedia-20k.jsonl.xz --out PATH'"
+        )
+    return LocalIndex(target)
+
+
+def build_engine(config: EngineConfig = EngineConfig(), *, knowledge: Knowledge | None = None) -> Engine:
+    wordnet = WordNet(config.wordnet_root)
+    k = knowledge if knowledge is not None else load_knowledge(config.index)
+    taxonomies: list[Taxonomy] = []
+    extra: list[str] = []
+    if config.taxonomy is not None:
+        org = OrgTaxonomy.load(config.taxonomy, lemmatize=wordnet.lemmatize)
+        taxonomies.append(org)
+        extra.extend(org.terms())
+    taxonomies.append(wordnet)
+    return Engine(
+        knowledge=k,
+        taxonomy=ChainedTaxonomy(*taxonomies),
+        language=wordnet,
+        synonyms=wordnet,
+        estimator=Estimator(prior_weight=config.prior_weight, min_support=config.min_support),
+        extra_phrases=extra,
+    )

@@ -1,0 +1,184 @@
+"""The ``sanigate`` command."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gateway.errors import InputError, SanigateError
+
+log = logging.getLogger("sanigate")
+
+EXIT_USAGE = 2
+EXIT_ERROR = 1
+
+
+def _policy_args(p: argparse.ArgumentParser, *, alpha_default: float | None = 1.5) -> None:
+    p.add_argument("--entity", "-e", action="append", required=True, metavar="E",
+                   help="a sensitive entity to protect (repeat for several)")  # fmt: skip
+    p.add_argument("--alpha", "-a", type=float, default=alpha_default, help="strictness, >= 1 (default 1.5)")
+    p.add_argument("--index", type=Path, help="knowledge index (default: the one shipped with sanigate)")
+    p.add_argument("--taxonomy", type=Path, help="organisation taxonomy TOML, asked before WordNet")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="sanigate", description="Sanitize outgoing text under the (alpha, C)-sanitized model.")
+    parser.add_argument("-v", "--verbose", action="store_true")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("sanitize", help="sanitize a text file")
+    s.add_argument("file", type=Path)
+    _policy_args(s)
+    s.add_argument("--mode", choices=("generalize", "redact"), default="generalize")
+    s.add_argument("--max-group", type=int, default=3, choices=(1, 2, 3),
+                   help="largest group of co-occurring terms judged together (1: the paper's Algorithm 1)")  # fmt: skip
+    s.add_argument("--unknown", choices=("context", "redact", "keep"), default="context",
+                   help="terms K has too little evidence on: redact when next to a risky term (context), always, or never")  # fmt: skip
+    s.add_argument("--out", "-o", type=Path, help="write the sanitized text here (default: stdout)")
+    s.add_argument("--report", type=Path, help="write the JSON report here")
+
+    e = sub.add_parser("explain", help="show why a term is or is not risky, step by step")
+    e.add_argument("term")
+    _policy_args(e)
+    e.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    i = sub.add_parser("index", help="knowledge index commands")
+    isub = i.add_subparsers(dest="index_command", required=True)
+    b = isub.add_parser("build", help="build a co-occurrence index from corpora")
+    b.add_argument("corpora", nargs="+", type=Path, help="JSONL files (.xz/.gz allowed) or folders of .txt files")
+    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--min-df", type=int, default=2)
+    b.add_argument("--min-phrase-df", type=int, default=3)
+    b.add_argument("--workers", type=int, default=2)
+    b.add_argument("--exclude-titles", type=Path, help="file of article titles (one a line) to leave out of K")
+    info = isub.add_parser("info", help="print an index's header")
+    info.add_argument("path", type=Path, nargs="?")
+    return parser
+
+
+def read_text_file(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
+    if not data.strip():
+        raise InputError(f"{path}: the file is empty")
+    if b"\x00" in data[:8192]:
+        raise InputError(f"{path}: binary file (NUL bytes); give a text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{path}: not UTF-8 text (byte {exc.start}); convert it first") from exc
+
+
+def _policy(args: argparse.Namespace, **extra: Any) -> Any:
+    from gateway.model.records import SanitizePolicy
+
+    return SanitizePolicy(entities=tuple(args.entity), alpha=args.alpha, **extra)
+
+
+def _engine(args: argparse.Namespace) -> Any:
+    from gateway.assemble import EngineConfig, build_engine
+
+    return build_engine(EngineConfig(index=args.index, taxonomy=args.taxonomy))
+
+
+def cmd_sanitize(args: argparse.Namespace) -> int:
+    text = read_text_file(args.file)
+    policy = _policy(args, mode=args.mode, max_group=args.max_group, unknown=args.unknown)
+    result = _engine(args).sanitize(text, policy)
+    if args.out:
+        args.out.write_text(result.text, encoding="utf-8")
+    else:
+        sys.stdout.write(result.text)
+    if args.report:
+        args.report.write_text(json.dumps(result.as_report(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    log.info("%d decisions, utility preserved %.1f%%", len(result.decisions), result.utility.preservation)
+    return 0
+
+
+def _fmt(x: float | None) -> str:
+    return "-" if x is None or x != x or x in (float("inf"), float("-inf")) else f"{x:.3f}"
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    ex = _engine(args).explain(args.term, _policy(args))
+    if args.json:
+        from dataclasses import asdict
+
+        print(json.dumps(asdict(ex), indent=2, default=str))
+        return 0
+    print(f"term: {ex.term!r} (key {ex.key!r}), in {ex.n_term} documents of K, IC(t) = {_fmt(ex.ic_term)}")
+    if not ex.known:
+        print("  too few documents to judge by counts: unknown to K (judged by context in a text)")
+    for p in ex.per_entity:
+        verdict = "RISKY" if p["risky"] else "safe"
+        print(f"entity {p['entity']!r}: IC(c) = {_fmt(p['ic_entity'])} ({p['documents_entity']} documents, "
+              f"as {', '.join(p['lexicalizations'])})")  # fmt: skip
+        print(f"  documents with both: {p['documents_both']}; PMI(c;t) = {_fmt(p['pmi'])} "
+              f"(unsmoothed {_fmt(p['raw_pmi'])}); threshold IC(c)/alpha = {_fmt(p['threshold'])} -> {verdict}")  # fmt: skip
+    print(f"sense: {ex.sense or '(none in the knowledge bases)'}")
+    if not ex.chain:
+        print("generalizations: none known -> a risky occurrence is redacted")
+    for i, s in enumerate(ex.chain, 1):
+        mark = "<- chosen" if s.accepted else (s.why or "")
+        print(f"  {i:2d}. {s.term:<32} PMI {_fmt(s.pmi):>7} vs {_fmt(s.threshold):>7} {mark}")
+    if ex.risky:
+        print(f"decision: replace by {ex.chosen!r}" if ex.chosen else "decision: redact (no safe generalization)")
+    else:
+        print("decision: keep")
+    return 0
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    if args.index_command == "info":
+        from gateway.knowledge.local import default_index_path
+        from gateway.knowledge.index_format import read_index
+
+        print(json.dumps(read_index(args.path or default_index_path()).header, indent=2))
+        return 0
+    from tqdm import tqdm
+
+    from gateway.knowledge.build import BuildConfig, build_index
+
+    excluded: frozenset[str] = frozenset()
+    if args.exclude_titles:
+        excluded = frozenset(t.strip() for t in read_text_file(args.exclude_titles).splitlines() if t.strip())
+    config = BuildConfig(min_df=args.min_df, min_phrase_df=args.min_phrase_df, workers=args.workers,
+                         excluded_titles=excluded)  # fmt: skip
+    with tqdm(unit=" docs", desc="indexing", file=sys.stderr) as bar:
+        header = build_index(args.corpora, args.out, config=config, progress=bar.update)
+    size = args.out.stat().st_size
+    print(f"{args.out}: {header['n_docs']} paragraphs, {header['n_terms']} terms, "
+          f"{header['n_postings']} postings, {size / 1e6:.1f} MB")  # fmt: skip
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
+    handlers = {"sanitize": cmd_sanitize, "explain": cmd_explain, "index": cmd_index}
+    try:
+        return handlers[args.command](args)
+    except SanigateError as exc:
+        log.debug("error", exc_info=True)
+        print(f"sanigate: error: {exc.message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        return 130
+    except Exception:  # a bug: say so plainly, keep the traceback for -v
+        log.debug("internal error", exc_info=True)
+        log.error("internal error while running %r", args.command, exc_info=args.verbose)
+        print("sanigate: internal error (run with -v for details)", file=sys.stderr)
+        return EXIT_ERROR
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""One error hierarchy for the whole gateway.
+
+Every error carries the SMTP reply it maps to, so that the SMTP edge never has
+to guess: a policy decision is permanent (5xx), trouble on our side or
+upstream is temporary (4xx) so that the sending MTA keeps the message.
+"""
+
+from __future__ import annotations
+
+
+class SanigateError(Exception):
+    smtp_code: int = 451
+    smtp_status: str = "4.3.0"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    @property
+    def smtp_reply(self) -> str:
+        return f"{self.smtp_code} {self.smtp_status} {self.message}"
+
+
+class ConfigError(SanigateError):
+    """Configuration that cannot be used (names the file and the key)."""
+
+    smtp_code = 451
+    smtp_status = "4.3.5"
+
+
+class KnowledgeError(SanigateError):
+    """K cannot answer (missing index, incompatible index, backend down)."""
+
+    smtp_code = 451
+    smtp_status = "4.3.0"
+
+
+class IndexFormatError(KnowledgeError):
+    """The index file is not a sanigate index, or was built incompatibly."""
+
+
+class UnknownEntityError(SanigateError):
+    """A sensitive entity that K has never seen cannot be protected by PMI."""
+
+    smtp_code = 451
+    smtp_status = "4.3.5"
+
+
+class InputError(SanigateError):
+    """Input that cannot be sanitized: empty, binary, undecodable."""
+
+    smtp_code = 554
+    smtp_status = "5.6.0"
+
+
+class TaxonomyError(SanigateError):
+    """The knowledge base (WordNet or an organisation taxonomy) is unusable."""
+
+    smtp_code = 451
+    smtp_status = "4.3.5"

@@ -1,0 +1,1 @@
+"""Measuring sanigate against human sanitizers (precision, recall, F; utility)."""

@@ -1,0 +1,547 @@
+"""Algorithm 1 of the paper, extended to groups of terms, unknown terms and rounds.
+
+For every distinct term t of a text and every entity c of the policy:
+
+    t is risky  iff  PMI(c;t) >= IC(c) / alpha           (Definition 6)
+
+A risky term is replaced by the first generalization g of its chosen sense
+with PMI(c;g) < IC(c)/alpha for every c, or redacted when there is none.
+
+Beyond the paper:
+  * groups: pairs and triples of individually safe terms that share a
+    sentence are judged by PMI(c;T) (eq. 3); the member that discloses most
+    is generalized until the group is safe, and the decision records the group;
+  * lexicalizations: c is counted as the union of its names (entities.py);
+  * small counts: smoothed PMI, and terms below ``min_support`` are "unknown
+    to K" and judged by context (policy.unknown);
+  * rounds: the rewritten text is checked again, so a replacement that forms a
+    new risky group is caught; the last round redacts, so the result is a
+    fixpoint: sanitizing it again changes nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from typing import Protocol
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from gateway.errors import InputError
+from gateway.model.entities import resolve_entity
+from gateway.model.knowledge import Estimator, Knowledge
+from gateway.model.records import (
+    Decision,
+    Entity,
+    Explanation,
+    SanitizePolicy,
+    SanitizeResult,
+    Step,
+    Utility,
+)
+from gateway.model.rewrite import (
+    REDACTION_MARKER,
+    Edit,
+    Rewritten,
+    apply_edits,
+    sentence_initial,
+    surface_replacement,
+    with_article,
+)
+from gateway.model.taxonomy import Generalization, Taxonomy, choose_sense
+from gateway.model.terms import PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
+
+Conjuncts = tuple[frozenset[str], ...]
+
+
+class Language(Protocol):
+    def lemmatize(self, word: str) -> str: ...
+
+    def plural(self, noun: str) -> str: ...
+
+
+class Synonyms(Protocol):
+    def synonyms(self, term: str) -> set[str]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Verdict:
+    """How much a term (or group) discloses of the entity it discloses most."""
+
+    n: int
+    entity: Entity | None
+    pmi: float
+    threshold: float
+    ratio: float  # pmi / threshold; >= 1 is risky
+
+    @property
+    def risky(self) -> bool:
+        return self.ratio >= 1.0
+
+
+@dataclass(slots=True)
+class _Risky:
+    key: str
+    reason: str
+    verdict: _Verdict | None
+    group: tuple[str, ...] | None = None
+    chain: list[Generalization] = field(default_factory=list)
+    position: int = -1  # index in chain of the current replacement; -1: not yet chosen
+    steps: list[Step] = field(default_factory=list)
+    sense: str | None = None
+    redacted: bool = False
+
+    @property
+    def current(self) -> Generalization | None:
+        if self.redacted or not 0 <= self.position < len(self.chain):
+            return None
+        return self.chain[self.position]
+
+
+class Engine:
+    """The (alpha, C)-sanitized model over an injected K, taxonomy and language."""
+
+    def __init__(
+        self,
+        *,
+        knowledge: Knowledge,
+        taxonomy: Taxonomy,
+        language: Language,
+        synonyms: Synonyms | None = None,
+        estimator: Estimator | None = None,
+        extra_phrases: Iterable[str] = (),
+        min_support: int | None = None,
+    ) -> None:
+        self.knowledge = knowledge
+        self.taxonomy = taxonomy
+        self.language = language
+        self._synonyms = synonyms
+        base = estimator or Estimator()
+        k_min = int(getattr(knowledge, "min_support", 1))
+        self.estimator = replace(base, min_support=max(base.min_support if min_support is None else min_support, k_min))
+        self._phrases = PhraseSet(knowledge.phrases())
+        for p in extra_phrases:
+            self._phrases.add(self.key(p))
+        self._entities: dict[tuple[str, tuple[str, ...]], Entity] = {}
+        self._counts: dict[Conjuncts, int] = {}
+        self._lock = threading.Lock()
+
+    # -- K with a cache -----------------------------------------------------
+    def key(self, text: str) -> str:
+        return key_of(text, self.language.lemmatize)
+
+    def count(self, conjuncts: Conjuncts) -> int:
+        cached = self._counts.get(conjuncts)
+        if cached is not None:
+            return cached
+        n = self.knowledge.count(conjuncts)
+        with self._lock:
+            if len(self._counts) > 500_000:
+                self._counts.clear()
+            self._counts[conjuncts] = n
+        return n
+
+    def entity(self, name: str, aliases: Sequence[str] = ()) -> Entity:
+        cache_key = (name, tuple(aliases))
+        found = self._entities.get(cache_key)
+        if found is None:
+            syn = self._synonyms.synonyms if self._synonyms is not None else (lambda _t: set())
+            found = resolve_entity(
+                name,
+                knowledge=self.knowledge,
+                lemmatize=self.language.lemmatize,
+                synonyms=syn,
+                aliases=aliases,
+                min_support=self.estimator.min_support,
+            )
+            self._entities[cache_key] = found
+            for k in found.keys:  # so that "Los Angeles" in a text is one term
+                self._phrases.add(k)
+        return found
+
+    def entities_of(self, policy: SanitizePolicy) -> tuple[Entity, ...]:
+        for term in (*policy.deny, *policy.allow):
+            self._phrases.add(self.key(term))
+        return tuple(self.entity(n, [a for e, a in policy.aliases if e == n]) for n in policy.entities)
+
+    def verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> _Verdict:
+        n_t = self.count(conjuncts)
+        best = _Verdict(n_t, None, float("-inf"), float("inf"), float("-inf"))
+        for e in entities:
+            n_ct = self.count(tuple(sorted((*conjuncts, e.keys), key=sorted)))
+            pmi = self.estimator.pmi(self.knowledge, e.n_docs, n_t, n_ct)
+            threshold = e.ic / alpha
+            ratio = pmi / threshold
+            if ratio > best.ratio:
+                best = _Verdict(n_t, e, pmi, threshold, ratio)
+        return best
+
+    def ic(self, key: str) -> float:
+        return self.estimator.ic(self.knowledge, self.count((frozenset({key}),)))
+
+    # -- the algorithm --------------------------------------------------------
+    def sanitize(self, text: str, policy: SanitizePolicy) -> SanitizeResult:
+        if not text.strip():
+            raise InputError("nothing to sanitize: the text is empty")
+        entities = self.entities_of(policy)
+        current = text
+        rewrites: list[Rewritten] = []
+        decisions: list[Decision] = []
+        rounds = 0
+        for rounds in range(1, policy.max_rounds + 1):
+            last = rounds == policy.max_rounds
+            edits, found = self._round(current, policy, entities, force_redact=last and rounds > 1)
+            if not found:
+                break
+            rewritten = apply_edits(current, edits)
+            for d in found:
+                spans = tuple(_to_original(rewrites, s) for s in d.spans)
+                decisions.append(replace(d, spans=tuple(sorted(set(spans)))))
+            rewrites.append(rewritten)
+            current = rewritten.text
+        utility = self._utility(text, decisions)
+        return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds)
+
+    def _utility(self, text: str, decisions: Sequence[Decision]) -> Utility:
+        """Eq. 7 before and after; eq. 8 is their ratio.
+
+        A generalization keeps at most the information of what it replaced
+        (it subsumes it), so a replaced occurrence retains min(IC(t), IC(g)):
+        corpus counts are not monotone along WordNet the way Resnik's are,
+        and "ill health" is rarer in K than "HIV".
+        """
+        before = self.utility(text)
+        original_ic: dict[tuple[int, int], float] = {}
+        final: dict[tuple[int, int], Decision] = {}
+        for d in decisions:
+            for span in d.spans:
+                original_ic.setdefault(span, d.ic_term)
+                final[span] = d
+        lost = 0.0
+        for span, d in final.items():
+            kept = 0.0 if d.replacement is None else min(original_ic[span], self.ic(self.key(d.replacement)))
+            lost += original_ic[span] - kept
+        return Utility(before, max(0.0, before - lost))
+
+    def utility(self, text: str) -> float:
+        """Eq. 7: the sum of IC over the term occurrences of a text."""
+        _tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
+        return sum(self.ic(o.key) for o in occs)
+
+    def _round(
+        self,
+        text: str,
+        policy: SanitizePolicy,
+        entities: Sequence[Entity],
+        *,
+        force_redact: bool,
+    ) -> tuple[list[Edit], list[Decision]]:
+        tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
+        by_key: dict[str, list[TermOccurrence]] = {}
+        for o in occs:
+            by_key.setdefault(o.key, []).append(o)
+        allow = {self.key(t) for t in policy.allow}
+        deny = {self.key(t) for t in policy.deny}
+        names = {k: e for e in entities for k in e.keys}
+        min_support = self.estimator.min_support
+        risky: dict[str, _Risky] = {}
+        safe: dict[str, _Verdict] = {}
+        unknown: list[str] = []
+        for key in by_key:
+            if key in allow:
+                continue
+            if key in deny:
+                risky[key] = _Risky(key, "deny-list", None)
+            elif key in names:
+                e = names[key]
+                risky[key] = _Risky(key, "entity-name", _Verdict(e.n_docs, e, e.ic, e.ic / policy.alpha, policy.alpha))
+            else:
+                v = self.verdict((frozenset({key}),), entities, policy.alpha)
+                if v.n < min_support:
+                    unknown.append(key)
+                elif v.risky:
+                    risky[key] = _Risky(key, "pmi", v)
+                else:
+                    safe[key] = v
+        if unknown and policy.unknown != "keep":
+            hot = {o.sentence for k in risky for o in by_key[k]}
+            for key in unknown:
+                if policy.unknown == "redact":
+                    risky[key] = _Risky(key, "unknown-to-K", None)
+                elif any(o.sentence in hot for o in by_key[key]):
+                    risky[key] = _Risky(key, "unknown-near-risk", None)
+        context = set(by_key)
+        redact_all = force_redact or policy.mode == "redact"
+        for key, r in risky.items():
+            if redact_all:
+                r.redacted = True
+                continue
+            self._start_chain(r, by_key[key], tokens, context, entities, policy)
+        if policy.max_group >= 2 and not redact_all:
+            self._groups(by_key, risky, safe, tokens, context, entities, policy)
+        return self._edits(text, tokens, by_key, risky, policy)
+
+    def _start_chain(
+        self,
+        r: _Risky,
+        occs: Sequence[TermOccurrence],
+        tokens: Sequence[Token],
+        context: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+    ) -> None:
+        first = occs[0]
+        surface = " ".join(t.text for t in tokens[first.first_token : first.first_token + first.n_tokens])
+        capitalized = any(
+            tokens[o.first_token].text[:1].isupper() and not _starts_sentence(tokens, o.first_token) for o in occs
+        )
+        senses = self.taxonomy.senses(surface) or self.taxonomy.senses(r.key)
+        if capitalized and not surface.isupper() and senses and not any(s.proper or s.is_instance for s in senses):
+            # A name the knowledge base does not know ("Cruise", "Holmes"):
+            # its common-noun senses would generalize the wrong thing.
+            senses = []
+        sense = choose_sense(senses, context=context, capitalized=capitalized)
+        r.sense = sense.id if sense else None
+        r.chain = self.taxonomy.generalizations(surface, r.sense) if senses else []
+        self._advance(r, entities, policy, group=None)
+
+    def _advance(
+        self,
+        r: _Risky,
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        *,
+        group: Conjuncts | None,
+    ) -> None:
+        """Move r to the next generalization that is safe (and makes ``group`` safe)."""
+        names = {k for e in entities for k in e.keys}
+        while True:
+            r.position += 1
+            if r.position >= len(r.chain):
+                r.redacted = True
+                return
+            g = r.chain[r.position]
+            keys = frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
+            if keys & names:
+                r.steps.append(Step(term=g.term, source=g.source, pmi=None, threshold=None, entity=None,
+                                    accepted=False, why="names a sensitive entity"))  # fmt: skip
+                continue
+            v = self.verdict((keys,), entities, policy.alpha)
+            if v.n < self.estimator.min_support:
+                r.steps.append(Step(term=g.term, source=g.source, pmi=None, threshold=None, entity=None,
+                                    accepted=False, why="unknown to K"))  # fmt: skip
+                continue
+            ent = v.entity.name if v.entity else None
+            if v.risky:
+                r.steps.append(Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold, entity=ent,
+                                    accepted=False, why="still discloses"))  # fmt: skip
+                continue
+            if group is not None:
+                gv = self.verdict(tuple(sorted((*group, keys), key=sorted)), entities, policy.alpha)
+                if gv.n >= self.estimator.min_support and gv.risky:
+                    r.steps.append(Step(term=g.term, source=g.source, pmi=gv.pmi, threshold=gv.threshold,
+                                        entity=gv.entity.name if gv.entity else None, accepted=False,
+                                        why="group still discloses"))  # fmt: skip
+                    continue
+            r.steps.append(Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold, entity=ent,
+                                accepted=True))  # fmt: skip
+            return
+
+    def _groups(
+        self,
+        by_key: dict[str, list[TermOccurrence]],
+        risky: dict[str, _Risky],
+        safe: dict[str, _Verdict],
+        tokens: Sequence[Token],
+        context: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+    ) -> None:
+        sentences: dict[int, list[str]] = {}
+        for key, occs in by_key.items():
+            for s in {o.sentence for o in occs}:
+                sentences.setdefault(s, []).append(key)
+        judged: set[tuple[frozenset[str], ...]] = set()
+        for sent_keys in sentences.values():
+            for _ in range(4 * policy.group_candidates):  # each pass generalizes one member
+                members = self._group_members(sent_keys, risky, safe, policy)
+                hit = self._first_risky_group(members, entities, policy, judged)
+                if hit is None:
+                    break
+                group_keys, verdict = hit
+                # The member that discloses most alone is the one to generalize.
+                target = max(group_keys, key=lambda k: members[k][1])
+                others = tuple(sorted((members[k][0] for k in group_keys if k != target), key=sorted))
+                shown = tuple(_surface(tokens, by_key[k][0]) for k in group_keys)
+                r = risky.get(target)
+                if r is None:
+                    r = _Risky(target, "group", verdict, group=shown)
+                    risky[target] = r
+                    safe.pop(target, None)
+                    self._start_chain(r, by_key[target], tokens, context, entities, policy)
+                    if not r.redacted:
+                        cur = r.current
+                        assert cur is not None
+                        keys = frozenset(self.key(lex) for lex in cur.lexicalizations or (cur.term,))
+                        gv = self.verdict(tuple(sorted((*others, keys), key=sorted)), entities, policy.alpha)
+                        if gv.n >= self.estimator.min_support and gv.risky:
+                            self._advance(r, entities, policy, group=others)
+                else:
+                    r.group = r.group or shown
+                    self._advance(r, entities, policy, group=others)
+
+    def _group_members(
+        self,
+        sent_keys: Sequence[str],
+        risky: dict[str, _Risky],
+        safe: dict[str, _Verdict],
+        policy: SanitizePolicy,
+    ) -> dict[str, tuple[frozenset[str], float]]:
+        """Terms of a sentence as they will read after this round, with their ratio."""
+        cands: list[tuple[float, str, frozenset[str]]] = []
+        for key in sent_keys:
+            if key in risky:
+                r = risky[key]
+                cur = r.current
+                if cur is None:
+                    continue
+                accepted = [s for s in r.steps if s.accepted]
+                ratio = (accepted[-1].pmi or 0.0) / (accepted[-1].threshold or 1.0) if accepted else 0.0
+                keys = frozenset(self.key(lex) for lex in cur.lexicalizations or (cur.term,))
+            elif key in safe:
+                ratio = safe[key].ratio
+                keys = frozenset({key})
+            else:
+                continue
+            if ratio >= policy.group_floor:
+                cands.append((ratio, key, keys))
+        cands.sort(reverse=True)
+        return {key: (keys, ratio) for ratio, key, keys in cands[: policy.group_candidates]}
+
+    def _first_risky_group(
+        self,
+        members: dict[str, tuple[frozenset[str], float]],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        judged: set[tuple[frozenset[str], ...]],
+    ) -> tuple[tuple[str, ...], _Verdict] | None:
+        keys = list(members)
+        for size in range(2, min(policy.max_group, len(keys)) + 1):
+            for combo in itertools.combinations(keys, size):
+                conj = tuple(sorted((members[k][0] for k in combo), key=sorted))
+                if conj in judged:
+                    continue
+                v = self.verdict(conj, entities, policy.alpha)
+                if v.n >= self.estimator.min_support and v.risky:
+                    return combo, v
+                judged.add(conj)
+        return None
+
+    def _edits(
+        self,
+        text: str,
+        tokens: Sequence[Token],
+        by_key: dict[str, list[TermOccurrence]],
+        risky: dict[str, _Risky],
+        policy: SanitizePolicy,
+    ) -> tuple[list[Edit], list[Decision]]:
+        starts = sentence_starts(text)
+        shouting = _is_shouting(text)
+        edits: list[Edit] = []
+        decisions: list[Decision] = []
+        for key, r in risky.items():
+            cur = r.current
+            replacement = REDACTION_MARKER if cur is None else cur.term
+            occs = by_key[key]
+            for o in occs:
+                toks = tokens[o.first_token : o.first_token + o.n_tokens]
+                original = text[o.start : o.end]
+                surface = surface_replacement(
+                    replacement,
+                    original=original,
+                    tokens=toks,
+                    plural=self.language.plural,
+                    sentence_initial=sentence_initial(text, o.start, starts),
+                    shouting=shouting and original.isupper(),
+                )
+                edits.append(with_article(text, o.start, o.end, surface))
+            v = r.verdict
+            decisions.append(
+                Decision(
+                    term=key,
+                    surface=_surface(tokens, occs[0]),
+                    entity=v.entity.name if v and v.entity else None,
+                    pmi=v.pmi if v else None,
+                    threshold=v.threshold if v else None,
+                    ic_term=self.ic(key),
+                    action="redact" if cur is None else "generalize",
+                    replacement=None if cur is None else cur.term,
+                    reason=r.reason,
+                    group=r.group,
+                    sense=r.sense,
+                    chain=tuple(r.steps),
+                    spans=tuple((o.start, o.end) for o in occs),
+                )
+            )
+        return edits, decisions
+
+    # -- explanation ----------------------------------------------------------
+    def explain(self, term: str, policy: SanitizePolicy) -> Explanation:
+        entities = self.entities_of(policy)
+        key = self.key(term)
+        if not key:
+            raise InputError(f"{term!r} holds no word to look up")
+        n_t = self.count((frozenset({key}),))
+        per: list[dict[str, object]] = []
+        for e in entities:
+            n_ct = self.count(tuple(sorted((frozenset({key}), e.keys), key=sorted)))
+            pmi = self.estimator.pmi(self.knowledge, e.n_docs, n_t, n_ct)
+            per.append({
+                "entity": e.name, "ic_entity": e.ic, "documents_entity": e.n_docs,
+                "lexicalizations": sorted(e.keys), "documents_both": n_ct,
+                "pmi": pmi, "raw_pmi": self.estimator.raw_pmi(self.knowledge, e.n_docs, n_t, n_ct),
+                "threshold": e.ic / policy.alpha, "risky": pmi >= e.ic / policy.alpha or key in e.keys,
+            })  # fmt: skip
+        known = n_t >= self.estimator.min_support
+        risky = any(bool(p["risky"]) for p in per) if known else False
+        r = _Risky(key, "explain", None)
+        senses = self.taxonomy.senses(term) or self.taxonomy.senses(key)
+        sense = choose_sense(senses, context=(), capitalized=term[:1].isupper())
+        r.sense = sense.id if sense else None
+        r.chain = self.taxonomy.generalizations(term if senses else key, r.sense)
+        # Walk the whole chain so the administrator sees every step's PMI.
+        steps: list[Step] = []
+        chosen: str | None = None
+        for g in r.chain:
+            keys = frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
+            v = self.verdict((keys,), entities, policy.alpha)
+            ok = v.n >= self.estimator.min_support and not v.risky and not (keys & {k for e in entities for k in e.keys})
+            steps.append(Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
+                              entity=v.entity.name if v.entity else None, accepted=ok and chosen is None,
+                              why="" if ok else ("unknown to K" if v.n < self.estimator.min_support
+                                                 else "still discloses")))  # fmt: skip
+            if ok and chosen is None:
+                chosen = g.term
+        return Explanation(term=term, key=key, known=known, n_term=n_t, ic_term=self.ic(key),
+                           per_entity=tuple(per), risky=risky, sense=r.sense, chain=tuple(steps),
+                           chosen=chosen)  # fmt: skip
+
+
+def _surface(tokens: Sequence[Token], occ: TermOccurrence) -> str:
+    return " ".join(t.text for t in tokens[occ.first_token : occ.first_token + occ.n_tokens])
+
+
+def _starts_sentence(tokens: Sequence[Token], i: int) -> bool:
+    return i == 0 or tokens[i - 1].sentence != tokens[i].sentence
+
+
+def _is_shouting(text: str) -> bool:
+    letters = [c for c in text if c.isalpha()]
+    return len(letters) >= 20 and sum(c.isupper() for c in letters) > 0.9 * len(letters)
+
+
+def _to_original(rewrites: Sequence[Rewritten], span: tuple[int, int]) -> tuple[int, int]:
+    start, end = span
+    for rw in reversed(rewrites):
+        start, end = rw.to_original(start, end)
+    return start, end

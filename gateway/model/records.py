@@ -1,0 +1,176 @@
+"""What the privacy model decides, as plain records (serialised into reports and the audit log)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from gateway.errors import ConfigError
+
+Action = Literal["generalize", "redact"]
+Mode = Literal["generalize", "redact"]
+UnknownTerms = Literal["context", "redact", "keep"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SanitizePolicy:
+    """One (alpha, C)-sanitized instance and how to enforce it.
+
+    ``max_group`` is the largest group of co-occurring terms judged together
+    (1 = the paper's Algorithm 1 alone). Only terms whose own PMI reaches
+    ``group_floor`` of the threshold enter groups, and at most
+    ``group_candidates`` per sentence, which bounds the cost per sentence to
+    C(n,2) + C(n,3) counts.
+    """
+
+    entities: tuple[str, ...]
+    alpha: float = 1.5
+    mode: Mode = "generalize"
+    max_group: int = 3
+    group_candidates: int = 6
+    group_floor: float = 0.4
+    unknown: UnknownTerms = "context"
+    allow: frozenset[str] = frozenset()
+    deny: frozenset[str] = frozenset()
+    aliases: tuple[tuple[str, str], ...] = ()
+    max_rounds: int = 3
+
+    def __post_init__(self) -> None:
+        if not self.entities:
+            raise ConfigError("a policy needs at least one sensitive entity")
+        if not (self.alpha >= 1.0 and math.isfinite(self.alpha)):
+            raise ConfigError(f"alpha must be a number >= 1, got {self.alpha!r}")
+        if self.mode not in ("generalize", "redact"):
+            raise ConfigError(f"mode must be 'generalize' or 'redact', got {self.mode!r}")
+        if self.unknown not in ("context", "redact", "keep"):
+            raise ConfigError(f"unknown must be 'context', 'redact' or 'keep', got {self.unknown!r}")
+        if not 1 <= self.max_group <= 3:
+            raise ConfigError(f"max_group must be 1, 2 or 3, got {self.max_group!r}")
+        if self.max_rounds < 1:
+            raise ConfigError("max_rounds must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    name: str
+    keys: frozenset[str]
+    n_docs: int
+    ic: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Step:
+    """One generalization tried for a risky term."""
+
+    term: str
+    source: str
+    pmi: float | None
+    threshold: float | None
+    entity: str | None
+    accepted: bool
+    why: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decision:
+    term: str
+    surface: str
+    entity: str | None
+    pmi: float | None
+    threshold: float | None
+    ic_term: float
+    action: Action
+    replacement: str | None
+    reason: str
+    group: tuple[str, ...] | None = None
+    sense: str | None = None
+    chain: tuple[Step, ...] = ()
+    spans: tuple[tuple[int, int], ...] = ()
+
+    def as_report(self) -> dict[str, Any]:
+        return {
+            "term": self.surface,
+            "key": self.term,
+            "entity": self.entity,
+            "pmi": _num(self.pmi),
+            "threshold": _num(self.threshold),
+            "ic_term": _num(self.ic_term),
+            "action": self.action,
+            "replacement": self.replacement,
+            "reason": self.reason,
+            "group": list(self.group) if self.group else None,
+            "sense": self.sense,
+            "chain": [
+                {"term": s.term, "source": s.source, "pmi": _num(s.pmi), "threshold": _num(s.threshold),
+                 "entity": s.entity, "accepted": s.accepted, "why": s.why}
+                for s in self.chain
+            ],
+            "spans": [list(s) for s in self.spans],
+        }  # fmt: skip
+
+
+def _num(x: float | None) -> float | None:
+    if x is None or not math.isfinite(x):
+        return None
+    return round(x, 4)
+
+
+@dataclass(frozen=True, slots=True)
+class Utility:
+    original: float
+    sanitized: float
+
+    @property
+    def preservation(self) -> float:
+        return 100.0 if self.original == 0 else 100.0 * self.sanitized / self.original
+
+    def as_report(self) -> dict[str, float]:
+        return {
+            "original": round(self.original, 3),
+            "sanitized": round(self.sanitized, 3),
+            "preservation": round(self.preservation, 2),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SanitizeResult:
+    text: str
+    decisions: tuple[Decision, ...]
+    utility: Utility
+    entities: tuple[Entity, ...]
+    policy: SanitizePolicy
+    rounds: int = 1
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.decisions)
+
+    def as_report(self) -> dict[str, Any]:
+        return {
+            "entities": [
+                {"name": e.name, "ic": round(e.ic, 4), "documents": e.n_docs, "lexicalizations": sorted(e.keys)}
+                for e in self.entities
+            ],
+            "alpha": self.policy.alpha,
+            "mode": self.policy.mode,
+            "utility": self.utility.as_report(),
+            "rounds": self.rounds,
+            "decisions": [d.as_report() for d in self.decisions],
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Explanation:
+    term: str
+    key: str
+    known: bool
+    n_term: int
+    ic_term: float
+    per_entity: tuple[dict[str, Any], ...]
+    risky: bool
+    sense: str | None
+    chain: tuple[Step, ...]
+    chosen: str | None

@@ -1,0 +1,150 @@
+"""Writing replacements into text so that it still reads as English.
+
+"an HIV test" must become "an infection test" and "a test for HIV" stay "a
+test for infection"; "Transfusions were" becomes "Insertions were". A
+redaction marker never keeps an "an" before it: the article would tell the
+reader the hidden word starts with a vowel.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gateway.model.terms import MARKER_WORD, Token
+
+REDACTION_MARKER = f"[{MARKER_WORD}]"
+
+_ARTICLE = re.compile(r"\b(a|an|A|An|AN)([ \t]+)$")
+# Letters whose English names start with a vowel sound: "an FBI agent", "an HIV test".
+_VOWEL_SOUND_LETTERS = frozenset("AEFHILMNORSX")
+_CONSONANT_SOUND_PREFIXES = ("uni", "use", "usu", "ure", "uro", "eu", "one", "once", "ubi", "uti")
+_SILENT_H = ("hour", "honest", "honor", "honour", "heir")
+
+
+def indefinite_article(phrase: str) -> str:
+    word = phrase.split(" ", 1)[0]
+    if not word:
+        return "a"
+    if len(word) > 1 and word.isupper():
+        return "an" if word[0] in _VOWEL_SOUND_LETTERS else "a"
+    low = word.lower()
+    if low.startswith(_SILENT_H):
+        return "an"
+    if low[0] in "aeiou" and not low.startswith(_CONSONANT_SOUND_PREFIXES):
+        return "an"
+    return "a"
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace text[start:end] by ``text``; start may reach back over an article."""
+
+    start: int
+    end: int
+    text: str
+    term_start: int  # where the term itself began (after any article)
+
+
+@dataclass(frozen=True, slots=True)
+class Rewritten:
+    text: str
+    edits: tuple[Edit, ...]
+
+    def to_original(self, start: int, end: int) -> tuple[int, int]:
+        """Map a span of the rewritten text back to the original text.
+
+        A span inside (or overlapping) a replacement maps to the whole span
+        that replacement stood for.
+        """
+        shift = 0
+        out_start = out_end = None
+        for e in self.edits:
+            new_start = e.start + shift
+            new_end = new_start + len(e.text)
+            if out_start is None and start < new_start:
+                out_start = start - shift
+            if out_start is None and start < new_end:
+                out_start = e.start
+            if out_end is None and end <= new_start:
+                out_end = end - shift
+            if out_end is None and end <= new_end:
+                out_end = e.end
+            shift += len(e.text) - (e.end - e.start)
+        return (
+            start - shift if out_start is None else out_start,
+            end - shift if out_end is None else out_end,
+        )
+
+
+def surface_replacement(
+    replacement: str,
+    *,
+    original: str,
+    tokens: Sequence[Token],
+    plural: Callable[[str], str],
+    sentence_initial: bool,
+    shouting: bool,
+) -> str:
+    """Inflect and case ``replacement`` like the ``original`` surface form."""
+    if replacement == REDACTION_MARKER:
+        return replacement
+    out = replacement
+    last = tokens[-1]
+    # "Beverly Hills" is a name, not a plural: only common nouns inflect.
+    is_name = all(t.text[:1].isupper() for t in tokens) and (len(tokens) > 1 or not sentence_initial)
+    if not is_name and _looks_plural(last):
+        out = plural(out)
+    proper = any(ch.isupper() for ch in replacement)
+    if shouting:
+        return out.upper()
+    if sentence_initial and not proper:
+        return out[:1].upper() + out[1:]
+    return out
+
+
+def _looks_plural(tok: Token) -> bool:
+    low = tok.text.lower()
+    if low == tok.norm or tok.text.isupper():
+        return False
+    return low.endswith("s") and not low.endswith("ss")
+
+
+def apply_edits(text: str, edits: Sequence[Edit]) -> Rewritten:
+    ordered = sorted(edits, key=lambda e: e.start)
+    parts: list[str] = []
+    pos = 0
+    kept: list[Edit] = []
+    for e in ordered:
+        if e.start < pos:  # overlapping edits: the earlier one wins
+            continue
+        parts.append(text[pos : e.start])
+        parts.append(e.text)
+        pos = e.end
+        kept.append(e)
+    parts.append(text[pos:])
+    return Rewritten("".join(parts), tuple(kept))
+
+
+def with_article(text: str, start: int, end: int, replacement: str) -> Edit:
+    """An edit for text[start:end], fixing an indefinite article just before it."""
+    m = _ARTICLE.search(text, max(0, start - 8), start)
+    if m is None:
+        return Edit(start, end, replacement, start)
+    old = m.group(1)
+    new = "a" if replacement == REDACTION_MARKER else indefinite_article(replacement)
+    if old.isupper() and len(old) > 1:
+        new = new.upper()
+    elif old[0].isupper():
+        new = new.capitalize()
+    if new == old:
+        return Edit(start, end, replacement, start)
+    return Edit(m.start(1), end, new + m.group(2) + replacement, start)
+
+
+def sentence_initial(text: str, start: int, sentence_starts: Sequence[int]) -> bool:
+    i = bisect.bisect_right(sentence_starts, start) - 1
+    head = text[sentence_starts[i] if i >= 0 else 0 : start]
+    return not any(ch.isalnum() for ch in head)

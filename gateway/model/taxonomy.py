@@ -1,0 +1,100 @@
+"""Knowledge bases that generalize a term (the paper's KBs).
+
+A taxonomy answers two questions: which senses a term has, and the ordered
+chain of generalizations of one sense, most specific first. Sources are
+chained: an organisation's own taxonomy is asked before WordNet.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class Sense:
+    id: str
+    lemmas: tuple[str, ...]
+    gloss: str = ""
+    is_instance: bool = False
+    frequency: int = 0
+    proper: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Generalization:
+    term: str
+    source: str
+    lexicalizations: tuple[str, ...] = field(default=())
+
+
+class Taxonomy(Protocol):
+    def senses(self, term: str) -> list[Sense]: ...
+
+    def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]: ...
+
+
+class ChainedTaxonomy:
+    """Ask each taxonomy in turn; the first that knows the term answers.
+
+    An organisation taxonomy may end its chain on a term WordNet knows
+    ("zidovudine" -> "antiretroviral drug"); the chain then continues in the
+    later taxonomies from that term.
+    """
+
+    def __init__(self, *taxonomies: Taxonomy) -> None:
+        self._taxonomies = taxonomies
+
+    def senses(self, term: str) -> list[Sense]:
+        for tax in self._taxonomies:
+            found = tax.senses(term)
+            if found:
+                return found
+        return []
+
+    def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]:
+        for i, tax in enumerate(self._taxonomies):
+            chain = tax.generalizations(term, sense)
+            if not chain:
+                continue
+            rest = ChainedTaxonomy(*self._taxonomies[i + 1 :])
+            tail = rest.generalizations(chain[-1].term) if i + 1 < len(self._taxonomies) else []
+            seen = {g.term.lower() for g in chain}
+            return chain + [g for g in tail if g.term.lower() not in seen]
+        return []
+
+
+def choose_sense(
+    senses: Sequence[Sense],
+    *,
+    context: Collection[str],
+    capitalized: bool,
+) -> Sense | None:
+    """Pick the sense a text most likely means (not blindly the first).
+
+    A simplified Lesk score: overlap of the text's term keys with the words of
+    the sense's gloss and lemmas, plus the sense's corpus frequency (SemCor
+    counts in WordNet) as a prior, plus a preference for instance senses
+    (proper nouns) when the text writes the term capitalized mid-sentence and
+    for class senses when it does not.
+    """
+    if not senses:
+        return None
+    if len(senses) == 1:
+        return senses[0]
+    ctx = {c.lower() for c in context}
+    best: tuple[float, int] | None = None
+    chosen = senses[0]
+    for rank, s in enumerate(senses):
+        words = {w.strip(".,;:()\"'").lower() for w in s.gloss.split()}
+        for lemma in s.lemmas:
+            words.update(lemma.lower().split())
+        overlap = len(words & ctx)
+        fit = 1.0 if (s.is_instance or s.proper) == capitalized else 0.0
+        score = 2.0 * overlap + math.log1p(s.frequency) + 3.0 * fit
+        key = (score, -rank)
+        if best is None or key > best:
+            best, chosen = key, s
+    return chosen

@@ -1,0 +1,218 @@
+"""Turning text into terms: the unit the privacy model counts and rewrites.
+
+The same normalisation is used when the knowledge index is built and when a
+message is sanitized, so that a term in a message and a term in K are the
+same key. Anything that changes a key here must bump ``NORMALIZATION_VERSION``
+(the index records it and refuses to load under a different one).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+NORMALIZATION_VERSION = 1
+
+Lemmatizer = Callable[[str], str]
+"""Maps a lower-case word to its lemma (plural -> singular, verb -> base)."""
+
+MAX_PHRASE_TOKENS = 5
+MARKER_WORD = "REDACTED"  # the word inside rewrite.REDACTION_MARKER
+
+# Function words: never terms themselves, but kept in the token stream so
+# that phrases such as "Days of Our Lives" still match.
+STOPWORDS: frozenset[str] = frozenset(
+    """
+    a about above after again against all also although am among an and another any are
+    around as at be because been before being below between both but by can cannot could
+    did do does doing done down during each either else even ever every few for from
+    further had has have having he her here hers herself him himself his how however i if
+    in into is it its itself just least less let like many may me might mine more most
+    much must my myself neither no nor not now of off often on once one only onto or
+    other others otherwise our ours ourselves out over own per perhaps quite rather
+    same several shall she should since so some such than that the their theirs them
+    themselves then there thereby therefore these they this those though through thus
+    to too toward towards under until up upon us very via was we were what whatever when
+    whenever where whereas whether which while who whoever whom whose why will with
+    within without would yet you your yours yourself yourselves
+    mr mrs ms dr st etc ie eg vs re s t d ll m ve
+    """.split()
+)
+
+_WORD = re.compile(r"[^\W\d_](?:[\w\-'\u2019.]*[^\W_])?|\d[\w.,:/\-]*", re.UNICODE)
+# A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and
+# white space, or at a blank line / line that starts a new paragraph.
+_BLANKS = re.compile(r"[ \t]+")
+_SENTENCE_END = re.compile(r"[.!?][\"'\u201d\u2019)\]]*\s+|\n\s*\n|\r\n\s*\r\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    text: str
+    start: int
+    end: int
+    norm: str
+    sentence: int
+    is_stop: bool
+    is_number: bool
+    # Only blanks separate it from the previous token: a phrase may continue.
+    joined: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TermOccurrence:
+    """One occurrence of a term (a word or a phrase) in a text."""
+
+    key: str
+    start: int
+    end: int
+    sentence: int
+    first_token: int
+    n_tokens: int
+
+
+def _strip_possessive(word: str) -> str:
+    if word.endswith(("'s", "\u2019s")):
+        return word[:-2]
+    if word.endswith(("'", "\u2019")):
+        return word[:-1]
+    return word
+
+
+def normalize_word(word: str, lemmatize: Lemmatizer) -> str:
+    """The key of one word: lower case, lemmatised; acronyms are kept whole.
+
+    "AIDS" must not become "aid", so all-capital words are not lemmatised.
+    """
+    if len(word) > 1 and word.isupper() and word.isalpha():
+        return word.lower()
+    low = word.lower()
+    if low in STOPWORDS or not low.isalpha():
+        return low
+    return lemmatize(low)
+
+
+def sentence_starts(text: str) -> list[int]:
+    starts = [0]
+    for m in _SENTENCE_END.finditer(text):
+        starts.append(m.end())
+    return starts
+
+
+def tokenize(text: str, lemmatize: Lemmatizer) -> list[Token]:
+    starts = sentence_starts(text)
+    tokens: list[Token] = []
+    sent = 0
+    prev_end = -1
+    for m in _WORD.finditer(text):
+        raw = m.group()
+        start = m.start()
+        while sent + 1 < len(starts) and starts[sent + 1] <= start:
+            sent += 1
+        joined = prev_end >= 0 and _BLANKS.fullmatch(text, prev_end, start) is not None
+        if raw[0].isdigit():
+            tokens.append(Token(raw, start, m.end(), raw, sent, is_stop=False, is_number=True, joined=joined))
+            prev_end = m.end()
+            continue
+        if raw == MARKER_WORD and text[start - 1 : start] == "[":
+            prev_end = m.end()
+            continue  # our own redaction marker is not a word of the text
+        word = _strip_possessive(raw.rstrip("."))
+        # "U.S." keeps its dots; a sentence-final "word." does not.
+        if "." in word and not re.fullmatch(r"(?:[^\W\d_]\.)+[^\W\d_]?", word + "."):
+            word = word.split(".")[0]
+        if not word:
+            continue
+        end = start + len(word)
+        norm = normalize_word(word.replace("\u2019", "'"), lemmatize)
+        tokens.append(Token(word, start, end, norm, sent, is_stop=norm in STOPWORDS, is_number=False, joined=joined))
+        prev_end = end
+    return tokens
+
+
+def is_term_token(tok: Token) -> bool:
+    return not tok.is_stop and not tok.is_number and len(tok.norm) > 1
+
+
+def phrase_key(words: Sequence[str], lemmatize: Lemmatizer) -> str:
+    """Key of a phrase given as words ("Los Angeles", "blood transfusions")."""
+    return " ".join(normalize_word(w, lemmatize) for w in words)
+
+
+def key_of(text: str, lemmatize: Lemmatizer) -> str:
+    """Key of a term typed by a person (an entity, a taxonomy entry)."""
+    words = [t.text for t in tokenize(text.replace("_", " "), lemmatize)]
+    return phrase_key(words, lemmatize)
+
+
+class PhraseSet:
+    """A set of multi-word keys, matched over a token stream.
+
+    Phrases may contain function words inside ("days of our lives") but never
+    start or end with one, and never cross a sentence.
+    """
+
+    def __init__(self, phrases: Iterable[str] = ()) -> None:
+        self._phrases: set[tuple[str, ...]] = set()
+        self._prefixes: set[tuple[str, ...]] = set()
+        for p in phrases:
+            self.add(p)
+
+    def add(self, phrase: str) -> None:
+        words = tuple(phrase.split(" "))
+        if len(words) < 2 or len(words) > MAX_PHRASE_TOKENS:
+            return
+        self._phrases.add(words)
+        for i in range(1, len(words)):
+            self._prefixes.add(words[:i])
+
+    def __contains__(self, phrase: object) -> bool:
+        return isinstance(phrase, str) and tuple(phrase.split(" ")) in self._phrases
+
+    def __len__(self) -> int:
+        return len(self._phrases)
+
+    def matches_at(self, tokens: Sequence[Token], i: int) -> Iterator[int]:
+        """Lengths (>= 2) of the phrases that start at token i, shortest first."""
+        first = tokens[i]
+        if first.is_stop or first.is_number:
+            return
+        key: tuple[str, ...] = (first.norm,)
+        j = i + 1
+        while j < len(tokens) and j - i < MAX_PHRASE_TOKENS:
+            if key not in self._prefixes:
+                return
+            tok = tokens[j]
+            if not tok.joined or tok.is_number:
+                return
+            key = (*key, tok.norm)
+            j += 1
+            if key in self._phrases:
+                yield j - i
+
+
+def extract_terms(
+    text: str,
+    lemmatize: Lemmatizer,
+    phrases: PhraseSet,
+) -> tuple[list[Token], list[TermOccurrence]]:
+    """Terms of a text, longest phrase first, each token in at most one term."""
+    tokens = tokenize(text, lemmatize)
+    terms: list[TermOccurrence] = []
+    i = 0
+    while i < len(tokens):
+        longest = 0
+        for n in phrases.matches_at(tokens, i):
+            longest = n
+        if longest:
+            last = tokens[i + longest - 1]
+            key = " ".join(t.norm for t in tokens[i : i + longest])
+            terms.append(TermOccurrence(key, tokens[i].start, last.end, tokens[i].sentence, i, longest))
+            i += longest
+            continue
+        tok = tokens[i]
+        if is_term_token(tok):
+            terms.append(TermOccurrence(tok.norm, tok.start, tok.end, tok.sentence, i, 1))
+        i += 1
+    return tokens, terms

@@ -1,0 +1,270 @@
+"""WordNet 3.0 from Debian's ``wordnet-base``, through nltk.
+
+Debian ships the WordNet database under /usr/share/wordnet but without the
+``lexnames`` file nltk needs, and nltk refuses to read files outside one of
+its data roots (symlinks included). So on first use we lay out a data root of
+our own (a copy of the database plus ``lexnames``) in a cache folder, and read
+WordNet from there.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import threading
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gateway.errors import TaxonomyError
+from gateway.model.taxonomy import Generalization, Sense
+
+if TYPE_CHECKING:
+    from nltk.corpus.reader.wordnet import Synset
+
+DEBIAN_WORDNET = Path("/usr/share/wordnet")
+_DB_FILES = (
+    "data.adj data.adv data.noun data.verb index.adj index.adv index.noun index.verb "
+    "adj.exc adv.exc noun.exc verb.exc cntlist.rev"
+).split()
+
+# WordNet 3.0's lexicographer files, in file-number order (wndb(5)).
+_LEXNAMES = (
+    ("adj.all", 3), ("adj.pert", 3), ("adv.all", 4), ("noun.Tops", 1), ("noun.act", 1),
+    ("noun.animal", 1), ("noun.artifact", 1), ("noun.attribute", 1), ("noun.body", 1),
+    ("noun.cognition", 1), ("noun.communication", 1), ("noun.event", 1), ("noun.feeling", 1),
+    ("noun.food", 1), ("noun.group", 1), ("noun.location", 1), ("noun.motive", 1),
+    ("noun.object", 1), ("noun.person", 1), ("noun.phenomenon", 1), ("noun.plant", 1),
+    ("noun.possession", 1), ("noun.process", 1), ("noun.quantity", 1), ("noun.relation", 1),
+    ("noun.shape", 1), ("noun.state", 1), ("noun.substance", 1), ("noun.time", 1),
+    ("verb.body", 2), ("verb.change", 2), ("verb.cognition", 2), ("verb.communication", 2),
+    ("verb.competition", 2), ("verb.consumption", 2), ("verb.contact", 2), ("verb.creation", 2),
+    ("verb.emotion", 2), ("verb.motion", 2), ("verb.perception", 2), ("verb.possession", 2),
+    ("verb.social", 2), ("verb.stative", 2), ("verb.weather", 2), ("adj.ppl", 3),
+)  # fmt: skip
+
+# Generalizing past these says nothing at all; an answer that far up is a redaction.
+_TOO_GENERAL = frozenset(
+    "entity.n.01 physical_entity.n.01 abstraction.n.06 object.n.01 whole.n.02 "
+    "thing.n.12 matter.n.03 psychological_feature.n.01 attribute.n.02 relation.n.01 "
+    "measure.n.02 group.n.01 communication.n.02 causal_agent.n.01 living_thing.n.01 "
+    "organism.n.01 artifact.n.01 unit.n.03 location.n.01 region.n.03".split()
+)
+
+
+def default_data_root() -> Path:
+    env = os.environ.get("SANIGATE_WORDNET_ROOT")
+    if env:
+        return Path(env)
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "sanigate" / "nltk_data"
+
+
+def prepare_data_root(root: Path, source: Path = DEBIAN_WORDNET) -> Path:
+    """Lay out ``root/corpora/wordnet`` from ``source``; idempotent."""
+    target = root / "corpora" / "wordnet"
+    if (target / "lexnames").exists() and (target / "data.noun").exists():
+        return target
+    missing = [f for f in _DB_FILES if not (source / f).is_file()]
+    if missing:
+        raise TaxonomyError(
+            f"WordNet database not found in {source} (missing {', '.join(missing[:3])}); "
+            "install Debian's wordnet-base package (apt-get install wordnet-base)"
+        )
+    tmp = target.with_name(f"wordnet.tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name in _DB_FILES:
+        shutil.copyfile(source / name, tmp / name)
+    with open(tmp / "lexnames", "w", encoding="ascii") as fh:
+        for number, (name, pos) in enumerate(_LEXNAMES):
+            fh.write(f"{number:02d}\t{name}\t{pos}\n")
+    try:
+        tmp.rename(target)
+    except OSError:  # another process won the race; its copy is as good as ours
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+_LOAD_LOCK = threading.Lock()
+
+
+@functools.cache
+def _load_reader(root: str) -> Any:
+    import nltk
+    from nltk.corpus.reader.wordnet import WordNetCorpusReader
+
+    class _Reader(WordNetCorpusReader):  # type: ignore[misc]
+        # nltk maps every WordNet to 3.0 through index.sense, which Debian
+        # does not ship; we read 3.0 itself and use no multilingual data.
+        def map_wn(self, version: str = "wordnet") -> None:
+            return None
+
+    if root not in nltk.data.path:
+        nltk.data.path.insert(0, root)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _Reader(nltk.data.find("corpora/wordnet"), None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    synset: Synset
+    score: float
+
+
+class WordNet:
+    """Lemmatizer and taxonomy over WordNet 3.0."""
+
+    def __init__(self, data_root: Path | None = None, *, source: Path = DEBIAN_WORDNET) -> None:
+        root = data_root or default_data_root()
+        with _LOAD_LOCK:
+            prepare_data_root(root, source)
+            self._wn = _load_reader(str(root))
+        self._lemma_cache: dict[str, str] = {}
+        self._plural_exceptions: dict[str, str] | None = None
+
+    # -- lemmatizer ---------------------------------------------------------
+    def lemmatize(self, word: str) -> str:
+        """Noun reading first, then adjective, verb, adverb: "lives" -> "life"."""
+        cached = self._lemma_cache.get(word)
+        if cached is not None:
+            return cached
+        lemma = word
+        if word.isalpha():
+            for pos in ("n", "a", "v", "r"):
+                found = self._wn.morphy(word, pos)
+                if found:
+                    lemma = found
+                    break
+        if len(self._lemma_cache) < 500_000:
+            self._lemma_cache[word] = lemma
+        return lemma
+
+    def plural(self, noun: str) -> str:
+        """Plural of a (possibly multi-word) noun; irregular forms from WordNet."""
+        if self._plural_exceptions is None:
+            table: dict[str, str] = {}
+            with open(self._wn.root.join("noun.exc").path, encoding="utf-8") as fh:
+                for line in fh:
+                    parts = line.split()
+                    if len(parts) >= 2 and parts[1] not in table:
+                        table[parts[1]] = parts[0]
+            self._plural_exceptions = table
+        head, _, last = noun.rpartition(" ")
+        low = last.lower()
+        if low in self._plural_exceptions:
+            out = self._plural_exceptions[low]
+        elif low.endswith(("s", "x", "z", "ch", "sh")):
+            out = low + "es"
+        elif low.endswith("y") and len(low) > 1 and low[-2] not in "aeiou":
+            out = low[:-1] + "ies"
+        else:
+            out = low + "s"
+        if last[:1].isupper():
+            out = out[:1].upper() + out[1:]
+        return f"{head} {out}" if head else out
+
+    def multiword_nouns(self) -> Iterator[str]:
+        for name in self._wn.all_lemma_names(pos="n"):
+            if "_" in name:
+                yield name.replace("_", " ")
+
+    # -- taxonomy -----------------------------------------------------------
+    def senses(self, term: str) -> list[Sense]:
+        """Noun senses of ``term``; none when the word is mostly not a noun.
+
+        Without a part-of-speech tagger, "opposite" in "opposite Dustin
+        Hoffman" would be generalized as the noun "opposite" (-> "word").
+        SemCor counts say how the word is mostly used: when its other parts of
+        speech are more frequent than its noun senses, a noun generalization
+        is more likely wrong than right, and the term is redacted instead.
+        """
+        wanted = term.replace(" ", "_").lower()
+        if " " not in term and self._mostly_not_noun(wanted):
+            return []
+        out: list[Sense] = []
+        for s in self._noun_synsets(term):
+            # Frequency and capitalization of the lemma the text used, not of
+            # the synset's other lemmas ("mass" in batch.n.02 is rare).
+            own = [lemma for lemma in s.lemmas() if lemma.name().lower() == wanted] or list(s.lemmas())
+            out.append(
+                Sense(
+                    id=s.name(),
+                    lemmas=tuple(_display(n) for n in s.lemma_names()),
+                    gloss=s.definition(),
+                    is_instance=bool(s.instance_hypernyms()),
+                    frequency=sum(lemma.count() for lemma in own),
+                    proper=any(lemma.name()[:1].isupper() for lemma in own),
+                )
+            )
+        return out
+
+    def _mostly_not_noun(self, word: str) -> bool:
+        counts = {"n": 0, "other": 0}
+        for s in self._wn.synsets(word):
+            for lemma in s.lemmas():
+                if lemma.name().lower() == word:
+                    counts["n" if s.pos() == "n" else "other"] += lemma.count()
+        return counts["other"] > counts["n"]
+
+    def synonyms(self, term: str) -> set[str]:
+        """Lexicalizations of ``term``: synonyms and derived forms of its senses.
+
+        Only senses whose lemmas carry the name itself count: synsets() also
+        finds senses of the lemmatised form ("AIDS" -> aid). Derived nouns and
+        adjectives are names of the same thing in text ("Catholicism" is
+        written "Catholic" far more often), verbs are not.
+        """
+        names: set[str] = set()
+        wanted = term.replace(" ", "_").lower()
+        for s in self._noun_synsets(term):
+            lemmas = s.lemmas()
+            if not any(lemma.name().lower() == wanted for lemma in lemmas):
+                continue
+            for lemma in lemmas:
+                names.add(_display(lemma.name()))
+                for d in lemma.derivationally_related_forms():
+                    if d.synset().pos() in ("n", "a", "s"):
+                        names.add(_display(d.name()))
+        return names
+
+    def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]:
+        synsets = self._noun_synsets(term)
+        if not synsets:
+            return []
+        chosen = next((s for s in synsets if s.name() == sense), synsets[0])
+        return list(self._chain(chosen))
+
+    def _noun_synsets(self, term: str) -> Sequence[Synset]:
+        query = term.replace(" ", "_")
+        try:
+            return list(self._wn.synsets(query, pos="n"))
+        except Exception as exc:  # nltk raises bare errors on odd input
+            raise TaxonomyError(f"WordNet lookup failed for {term!r}: {exc}") from exc
+
+    def _chain(self, synset: Synset) -> Iterator[Generalization]:
+        """Most specific first; instance hypernyms before class hypernyms.
+
+        Where a synset has several parents we follow the one with the deepest
+        path, which keeps the steps fine-grained (utility).
+        """
+        seen: set[str] = set()
+        current = synset
+        while True:
+            parents = list(current.instance_hypernyms()) + list(current.hypernyms())
+            if not parents:
+                return
+            current = max(parents, key=lambda p: (p.max_depth(), -parents.index(p)))
+            if current.name() in seen or current.name() in _TOO_GENERAL:
+                return
+            seen.add(current.name())
+            lemmas = tuple(_display(n) for n in current.lemma_names())
+            yield Generalization(term=lemmas[0], source=f"wordnet:{current.name()}", lexicalizations=lemmas)
+
+
+def _display(lemma_name: str) -> str:
+    return lemma_name.replace("_", " ")
