@@ -27,7 +27,9 @@ def _policy_args(p: argparse.ArgumentParser, *, alpha_default: float | None = 1.
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="sanigate", description="Sanitize outgoing text under the (alpha, C)-sanitized model.")
+    parser = argparse.ArgumentParser(
+        prog="sanigate", description="Sanitize outgoing text under the (alpha, C)-sanitized model."
+    )
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -38,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--max-group", type=int, default=3, choices=(1, 2, 3),
                    help="largest group of co-occurring terms judged together (1: the paper's Algorithm 1)")  # fmt: skip
     s.add_argument("--unknown", choices=("context", "redact", "keep"), default="context",
-                   help="terms K has too little evidence on: redact when next to a risky term (context), always, or never")  # fmt: skip
+                   help="terms K has too little evidence on: redact when beside a risky term (context), "
+                        "always, or never")  # fmt: skip
     s.add_argument("--out", "-o", type=Path, help="write the sanitized text here (default: stdout)")
     s.add_argument("--report", type=Path, help="write the JSON report here")
 
@@ -118,10 +121,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print("  too few documents to judge by counts: unknown to K (judged by context in a text)")
     for p in ex.per_entity:
         verdict = "RISKY" if p["risky"] else "safe"
-        print(f"entity {p['entity']!r}: IC(c) = {_fmt(p['ic_entity'])} ({p['documents_entity']} documents, "
+        print(f"entity {p['entity']!r}: IC(c) = {_fmt(p['ic_entity'])} "
+              f"({p['documents_entity']} documents, "
               f"as {', '.join(p['lexicalizations'])})")  # fmt: skip
         print(f"  documents with both: {p['documents_both']}; PMI(c;t) = {_fmt(p['pmi'])} "
-              f"(unsmoothed {_fmt(p['raw_pmi'])}); threshold IC(c)/alpha = {_fmt(p['threshold'])} -> {verdict}")  # fmt: skip
+              f"(unsmoothed {_fmt(p['raw_pmi'])}); "
+              f"threshold IC(c)/alpha = {_fmt(p['threshold'])} -> {verdict}")  # fmt: skip
     print(f"sense: {ex.sense or '(none in the knowledge bases)'}")
     if not ex.chain:
         print("generalizations: none known -> a risky occurrence is redacted")
@@ -137,8 +142,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def cmd_index(args: argparse.Namespace) -> int:
     if args.index_command == "info":
-        from gateway.knowledge.local import default_index_path
         from gateway.knowledge.index_format import read_index
+        from gateway.knowledge.local import default_index_path
 
         print(json.dumps(read_index(args.path or default_index_path()).header, indent=2))
         return 0

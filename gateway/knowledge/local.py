@@ -7,6 +7,7 @@ bitmaps (unions first for the alternatives of one conjunct).
 
 from __future__ import annotations
 
+import array
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Sequence
@@ -14,6 +15,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 from pyroaring import BitMap, FrozenBitMap
 
 from gateway.errors import IndexFormatError
@@ -42,7 +45,9 @@ class LocalIndex:
         self._vocab = data.vocab
         self._offsets = data.offsets
         self._postings = memoryview(data.postings)
+        self._df = _document_frequencies(data.postings, data.offsets)
         self._cache: OrderedDict[int, FrozenBitMap] = OrderedDict()
+        self._unions: OrderedDict[frozenset[str], FrozenBitMap] = OrderedDict()
         self._cache_terms = cache_terms
         self._lock = threading.Lock()
         self._phrases: frozenset[str] | None = None
@@ -65,7 +70,7 @@ class LocalIndex:
 
     def df(self, key: str) -> int:
         i = self._ids.get(key)
-        return 0 if i is None else len(self._bitmap(i))
+        return 0 if i is None else int(self._df[i])
 
     def _bitmap(self, i: int) -> FrozenBitMap:
         with self._lock:
@@ -74,7 +79,8 @@ class LocalIndex:
                 self._cache.move_to_end(i)
                 return bm
         start, end = int(self._offsets[i]), int(self._offsets[i + 1])
-        bm = FrozenBitMap(decode_gaps(self._postings[start:end]))
+        # pyroaring copies an array.array in C; a numpy array it iterates in Python.
+        bm = FrozenBitMap(array.array("I", decode_gaps(self._postings[start:end]).tobytes()))
         with self._lock:
             self._cache[i] = bm
             if len(self._cache) > self._cache_terms:
@@ -82,14 +88,31 @@ class LocalIndex:
         return bm
 
     def _conjunct(self, alternatives: Collection[str]) -> FrozenBitMap | BitMap | None:
+        if len(alternatives) == 1:
+            (key,) = alternatives
+            i = self._ids.get(key)
+            return None if i is None else self._bitmap(i)
+        # Entities are unions of their names and are asked for again and again.
+        cache_key = frozenset(alternatives)
+        with self._lock:
+            found = self._unions.get(cache_key)
+            if found is not None:
+                self._unions.move_to_end(cache_key)
+                return found
         maps = [self._bitmap(i) for k in alternatives if (i := self._ids.get(k)) is not None]
         if not maps:
             return None
-        if len(maps) == 1:
-            return maps[0]
-        return BitMap.union(*maps)
+        union = FrozenBitMap.union(*maps)
+        with self._lock:
+            self._unions[cache_key] = union
+            if len(self._unions) > 256:
+                self._unions.popitem(last=False)
+        return union
 
     def count(self, conjuncts: Sequence[Collection[str]]) -> int:
+        if len(conjuncts) == 1 and len(conjuncts[0]) == 1:
+            (key,) = conjuncts[0]
+            return self.df(key)
         maps = []
         for alternatives in conjuncts:
             bm = self._conjunct(alternatives)
@@ -107,3 +130,15 @@ class LocalIndex:
         for bm in maps[2:-1]:
             acc &= bm
         return int(acc.intersection_cardinality(maps[-1]))
+
+
+def _document_frequencies(postings: bytes, offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]:
+    """Posting-list lengths without decoding: one varint ends at each byte below 0x80."""
+    ends = np.frombuffer(postings, dtype=np.int8) >= 0  # a byte below 0x80 is non-negative as int8
+    if len(ends) == 0:
+        return np.zeros(len(offsets) - 1, dtype=np.uint32)
+    starts = np.minimum(offsets[:-1].astype(np.int64), len(ends) - 1)
+    counts = np.add.reduceat(ends, starts, dtype=np.uint32)
+    # reduceat gives ends[start] for an empty list (start == next start); those have no postings.
+    counts[offsets[1:] == offsets[:-1]] = 0
+    return counts.astype(np.uint32)

@@ -23,9 +23,9 @@ from __future__ import annotations
 
 import itertools
 import threading
-from typing import Protocol
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Protocol
 
 from gateway.errors import InputError
 from gateway.model.entities import resolve_entity
@@ -44,14 +44,20 @@ from gateway.model.rewrite import (
     Edit,
     Rewritten,
     apply_edits,
+    determiner_before,
     sentence_initial,
     surface_replacement,
     with_article,
 )
 from gateway.model.taxonomy import Generalization, Taxonomy, choose_sense
-from gateway.model.terms import PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
+from gateway.model.terms import STOPWORDS, PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
 
 Conjuncts = tuple[frozenset[str], ...]
+
+
+def _canon(conjuncts: Iterable[frozenset[str]]) -> Conjuncts:
+    """Order-free key for a count: the same set of conjuncts, the same key."""
+    return tuple(sorted(conjuncts, key=hash))
 
 
 class Language(Protocol):
@@ -168,7 +174,7 @@ class Engine:
         n_t = self.count(conjuncts)
         best = _Verdict(n_t, None, float("-inf"), float("inf"), float("-inf"))
         for e in entities:
-            n_ct = self.count(tuple(sorted((*conjuncts, e.keys), key=sorted)))
+            n_ct = self.count(_canon((*conjuncts, e.keys)))
             pmi = self.estimator.pmi(self.knowledge, e.n_docs, n_t, n_ct)
             threshold = e.ic / alpha
             ratio = pmi / threshold
@@ -184,13 +190,20 @@ class Engine:
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
+        original_keys: list[str] = []
         current = text
         rewrites: list[Rewritten] = []
         decisions: list[Decision] = []
         rounds = 0
         for rounds in range(1, policy.max_rounds + 1):
             last = rounds == policy.max_rounds
-            edits, found = self._round(current, policy, entities, force_redact=last and rounds > 1)
+            edits, found = self._round(
+                current,
+                policy,
+                entities,
+                force_redact=last and rounds > 1,
+                keys_out=original_keys if rounds == 1 else None,
+            )
             if not found:
                 break
             rewritten = apply_edits(current, edits)
@@ -199,10 +212,10 @@ class Engine:
                 decisions.append(replace(d, spans=tuple(sorted(set(spans)))))
             rewrites.append(rewritten)
             current = rewritten.text
-        utility = self._utility(text, decisions)
+        utility = self._utility(original_keys, decisions)
         return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds)
 
-    def _utility(self, text: str, decisions: Sequence[Decision]) -> Utility:
+    def _utility(self, original_keys: Sequence[str], decisions: Sequence[Decision]) -> Utility:
         """Eq. 7 before and after; eq. 8 is their ratio.
 
         A generalization keeps at most the information of what it replaced
@@ -210,7 +223,7 @@ class Engine:
         corpus counts are not monotone along WordNet the way Resnik's are,
         and "ill health" is rarer in K than "HIV".
         """
-        before = self.utility(text)
+        before = sum(self.ic(key) for key in original_keys)
         original_ic: dict[tuple[int, int], float] = {}
         final: dict[tuple[int, int], Decision] = {}
         for d in decisions:
@@ -235,8 +248,11 @@ class Engine:
         entities: Sequence[Entity],
         *,
         force_redact: bool,
+        keys_out: list[str] | None = None,
     ) -> tuple[list[Edit], list[Decision]]:
         tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
+        if keys_out is not None:
+            keys_out.extend(o.key for o in occs)
         by_key: dict[str, list[TermOccurrence]] = {}
         for o in occs:
             by_key.setdefault(o.key, []).append(o)
@@ -257,7 +273,12 @@ class Engine:
                 risky[key] = _Risky(key, "entity-name", _Verdict(e.n_docs, e, e.ic, e.ic / policy.alpha, policy.alpha))
             else:
                 v = self.verdict((frozenset({key}),), entities, policy.alpha)
-                if v.n < min_support:
+                part = self._riskiest_word(key, names, entities, policy.alpha)
+                if part is not None and (v.n < min_support or not v.risky):
+                    # The phrase's words stay in the text: it discloses at least
+                    # what its riskiest word does ("antiretroviral drug").
+                    risky[key] = _Risky(key, "word-of-phrase", part)
+                elif v.n < min_support:
                     unknown.append(key)
                 elif v.risky:
                     risky[key] = _Risky(key, "pmi", v)
@@ -281,6 +302,24 @@ class Engine:
             self._groups(by_key, risky, safe, tokens, context, entities, policy)
         return self._edits(text, tokens, by_key, risky, policy)
 
+    def _riskiest_word(
+        self, key: str, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
+    ) -> _Verdict | None:
+        """For a phrase: the verdict of its riskiest word, if that word is risky."""
+        if " " not in key:
+            return None
+        worst: _Verdict | None = None
+        for word in key.split(" "):
+            if word in STOPWORDS:
+                continue
+            if word in names:
+                e = names[word]
+                return _Verdict(e.n_docs, e, e.ic, e.ic / alpha, alpha)
+            v = self.verdict((frozenset({word}),), entities, alpha)
+            if v.n >= self.estimator.min_support and v.risky and (worst is None or v.ratio > worst.ratio):
+                worst = v
+        return worst
+
     def _start_chain(
         self,
         r: _Risky,
@@ -303,6 +342,11 @@ class Engine:
         sense = choose_sense(senses, context=context, capitalized=capitalized)
         r.sense = sense.id if sense else None
         r.chain = self.taxonomy.generalizations(surface, r.sense) if senses else []
+        head = tokens[first.first_token + first.n_tokens - 1].text
+        if not r.chain and first.n_tokens > 1 and head.islower():
+            # A compound the knowledge base lacks: its head noun is its first
+            # generalization ("Catholic cathedral" is a cathedral).
+            r.chain = [Generalization(term=head, source="head-noun"), *self.taxonomy.generalizations(head)]
         self._advance(r, entities, policy, group=None)
 
     def _advance(
@@ -337,7 +381,7 @@ class Engine:
                                     accepted=False, why="still discloses"))  # fmt: skip
                 continue
             if group is not None:
-                gv = self.verdict(tuple(sorted((*group, keys), key=sorted)), entities, policy.alpha)
+                gv = self.verdict(_canon((*group, keys)), entities, policy.alpha)
                 if gv.n >= self.estimator.min_support and gv.risky:
                     r.steps.append(Step(term=g.term, source=g.source, pmi=gv.pmi, threshold=gv.threshold,
                                         entity=gv.entity.name if gv.entity else None, accepted=False,
@@ -371,7 +415,7 @@ class Engine:
                 group_keys, verdict = hit
                 # The member that discloses most alone is the one to generalize.
                 target = max(group_keys, key=lambda k: members[k][1])
-                others = tuple(sorted((members[k][0] for k in group_keys if k != target), key=sorted))
+                others = _canon(members[k][0] for k in group_keys if k != target)
                 shown = tuple(_surface(tokens, by_key[k][0]) for k in group_keys)
                 r = risky.get(target)
                 if r is None:
@@ -383,7 +427,7 @@ class Engine:
                         cur = r.current
                         assert cur is not None
                         keys = frozenset(self.key(lex) for lex in cur.lexicalizations or (cur.term,))
-                        gv = self.verdict(tuple(sorted((*others, keys), key=sorted)), entities, policy.alpha)
+                        gv = self.verdict(_canon((*others, keys)), entities, policy.alpha)
                         if gv.n >= self.estimator.min_support and gv.risky:
                             self._advance(r, entities, policy, group=others)
                 else:
@@ -428,7 +472,7 @@ class Engine:
         keys = list(members)
         for size in range(2, min(policy.max_group, len(keys)) + 1):
             for combo in itertools.combinations(keys, size):
-                conj = tuple(sorted((members[k][0] for k in combo), key=sorted))
+                conj = _canon(members[k][0] for k in combo)
                 if conj in judged:
                     continue
                 v = self.verdict(conj, entities, policy.alpha)
@@ -463,6 +507,7 @@ class Engine:
                     plural=self.language.plural,
                     sentence_initial=sentence_initial(text, o.start, starts),
                     shouting=shouting and original.isupper(),
+                    determiner_before=determiner_before(text, o.start),
                 )
                 edits.append(with_article(text, o.start, o.end, surface))
             v = r.verdict
@@ -494,7 +539,7 @@ class Engine:
         n_t = self.count((frozenset({key}),))
         per: list[dict[str, object]] = []
         for e in entities:
-            n_ct = self.count(tuple(sorted((frozenset({key}), e.keys), key=sorted)))
+            n_ct = self.count(_canon((frozenset({key}), e.keys)))
             pmi = self.estimator.pmi(self.knowledge, e.n_docs, n_t, n_ct)
             per.append({
                 "entity": e.name, "ic_entity": e.ic, "documents_entity": e.n_docs,
@@ -515,7 +560,8 @@ class Engine:
         for g in r.chain:
             keys = frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
             v = self.verdict((keys,), entities, policy.alpha)
-            ok = v.n >= self.estimator.min_support and not v.risky and not (keys & {k for e in entities for k in e.keys})
+            names = {k for e in entities for k in e.keys}
+            ok = v.n >= self.estimator.min_support and not v.risky and not keys & names
             steps.append(Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
                               entity=v.entity.name if v.entity else None, accepted=ok and chosen is None,
                               why="" if ok else ("unknown to K" if v.n < self.estimator.min_support

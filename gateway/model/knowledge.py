@@ -57,8 +57,10 @@ class Estimator:
         """Smoothed PMI(c;T) = log p^(c|T) / p(c)."""
         n = k.n_docs
         p_c = n_c / n
+        if n_t + self.prior_weight <= 0 or n_c == 0:
+            return -math.inf
         p_c_given_t = (n_ct + self.prior_weight * p_c) / (n_t + self.prior_weight)
-        return math.log(p_c_given_t / p_c)
+        return math.log(p_c_given_t / p_c) if p_c_given_t > 0 else -math.inf
 
     def raw_pmi(self, k: Knowledge, n_c: int, n_t: int, n_ct: int) -> float:
         """The paper's unsmoothed PMI (eq. 2/3); -inf when they never co-occur."""

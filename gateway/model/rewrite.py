@@ -87,6 +87,7 @@ def surface_replacement(
     plural: Callable[[str], str],
     sentence_initial: bool,
     shouting: bool,
+    determiner_before: bool = False,
 ) -> str:
     """Inflect and case ``replacement`` like the ``original`` surface form."""
     if replacement == REDACTION_MARKER:
@@ -98,6 +99,9 @@ def surface_replacement(
     if not is_name and _looks_plural(last):
         out = plural(out)
     proper = any(ch.isupper() for ch in replacement)
+    if is_name and not proper and not determiner_before and not original.isupper():
+        # "in Los Angeles" -> "in a city": a name needs no article, a common noun does.
+        out = f"{indefinite_article(out)} {out}"
     if shouting:
         return out.upper()
     if sentence_initial and not proper:
@@ -142,6 +146,17 @@ def with_article(text: str, start: int, end: int, replacement: str) -> Edit:
     if new == old:
         return Edit(start, end, replacement, start)
     return Edit(m.start(1), end, new + m.group(2) + replacement, start)
+
+
+_DETERMINERS = frozenset(
+    "a an the this that these those my your his her its our their some any no each every "
+    "another which what whose".split()
+)
+
+
+def determiner_before(text: str, start: int) -> bool:
+    m = re.search(r"([A-Za-z]+)[ \t]+$", text[max(0, start - 16) : start])
+    return (m is not None and m.group(1).lower() in _DETERMINERS) or text[max(0, start - 2) : start] == "'s"
 
 
 def sentence_initial(text: str, start: int, sentence_starts: Sequence[int]) -> bool:

@@ -69,7 +69,8 @@ class OrgTaxonomy:
         k = key_of(term, self._lemmatize)
         if k not in self._parent:
             return []
-        return [Sense(id=f"org:{k}", lemmas=(self._display[k],), gloss=self._display[self._parent[k]])]
+        name = self._display[k]
+        return [Sense(id=f"org:{k}", lemmas=(name,), gloss=self._display[self._parent[k]], proper=name[:1].isupper())]
 
     def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]:
         k = key_of(term, self._lemmatize)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Sets sanigate up on a fresh Debian machine: system packages, a virtualenv in .venv, the package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+if ! dpkg -s wordnet-base python3-venv >/dev/null 2>&1; then
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+        python3 python3-venv python3-pip wordnet-base >/dev/null
+fi
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q -e '.[dev]'
+echo "sanigate is installed in .venv (WordNet from /usr/share/wordnet, K from gateway/data/)."

@@ -1,0 +1,184 @@
+"""The decision layer on a tiny K (mechanics) and on the shipped K (real text)."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+
+from gateway.errors import ConfigError, InputError, UnknownEntityError
+from gateway.knowledge.local import LocalIndex
+from gateway.model.engine import Engine
+from gateway.model.knowledge import Estimator
+from gateway.model.records import SanitizePolicy
+from gateway.model.rewrite import REDACTION_MARKER, indefinite_article
+from gateway.model.taxonomy import ChainedTaxonomy
+from gateway.taxonomy.org import OrgTaxonomy
+from gateway.taxonomy.wordnet import WordNet
+
+
+@pytest.fixture(scope="module")
+def tiny_engine(tiny_index: LocalIndex, wordnet: WordNet) -> Engine:
+    # A small real taxonomy whose terms the tiny K knows.
+    org = OrgTaxonomy({"antiretroviral": "therapy", "therapy": "hospital"}, lemmatize=wordnet.lemmatize)
+    return Engine(
+        knowledge=tiny_index,
+        taxonomy=ChainedTaxonomy(org),
+        language=wordnet,
+        synonyms=wordnet,
+        estimator=Estimator(prior_weight=0.0, min_support=1),
+    )
+
+
+def test_algorithm_1_on_a_hand_counted_corpus(tiny_engine: Engine) -> None:
+    # IC(HIV) = log(8/3); PMI(HIV; antiretroviral) = log(8/3) = IC: unequivocal at alpha 1.
+    # PMI(HIV; clinic) = log((2/8) / (3/8 * 4/8)) = log(4/3) < IC/1.5.
+    text = "The clinic offers antiretroviral treatment."
+    result = tiny_engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=1.0, max_group=1, unknown="keep"))
+    (d,) = result.decisions
+    assert d.term == "antiretroviral"
+    assert d.pmi == pytest.approx(result.entities[0].ic)
+    # therapy (d1, d3) always co-occurs with HIV: PMI = IC, rejected;
+    # hospital (d3, d7): PMI = log((1/8) / (3/8 * 2/8)) = log(4/3) < IC: accepted.
+    assert [(s.term, s.accepted) for s in d.chain] == [("therapy", False), ("hospital", True)]
+    assert d.chain[1].pmi == pytest.approx(math.log(4 / 3))
+    assert d.replacement == "hospital"
+    assert result.text == "The clinic offers hospital treatment."
+    assert d.spans == ((text.index("antiretroviral"), text.index("antiretroviral") + len("antiretroviral")),)
+
+
+def test_alpha_makes_the_test_stricter(tiny_engine: Engine) -> None:
+    text = "The clinic offers treatment."
+    # ratio PMI/IC for clinic = log(4/3)/log(8/3) = 0.29: safe at alpha 3, risky at alpha 4.
+    loose = tiny_engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=3.0, max_group=1, unknown="keep"))
+    strict = tiny_engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=4.0, max_group=1, unknown="keep"))
+    assert not loose.decisions
+    assert [d.term for d in strict.decisions] == ["clinic"]
+
+
+def test_policy_validation() -> None:
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=("HIV",), alpha=0.5)
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=())
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=("HIV",), mode="blackout")  # type: ignore[arg-type]
+
+
+def test_unknown_entity_and_empty_text(tiny_engine: Engine) -> None:
+    with pytest.raises(UnknownEntityError, match="does not occur"):
+        tiny_engine.sanitize("some text", SanitizePolicy(entities=("Catholicism",)))
+    with pytest.raises(InputError):
+        tiny_engine.sanitize("  \n", SanitizePolicy(entities=("HIV",)))
+
+
+# -- on the shipped index ------------------------------------------------------
+
+MEDICAL = (
+    "The patient was diagnosed with HIV in 2019 after an HIV test at the clinic. "
+    "She started antiretroviral therapy and her viral load is now undetectable. "
+    "HIV-positive patients in the programme also receive counselling about condoms."
+)
+
+
+def test_real_paragraph_hiv(engine: Engine) -> None:
+    result = engine.sanitize(MEDICAL, SanitizePolicy(entities=("HIV",), alpha=1.5))
+    by_term = {d.term: d for d in result.decisions}
+    assert "hiv" in by_term and by_term["hiv"].reason == "entity-name"
+    assert "antiretroviral" in by_term
+    assert "HIV" not in result.text
+    assert "antiretroviral" not in result.text
+    assert 0 < result.utility.preservation < 100
+    # Every occurrence of one term gets the same replacement.
+    hiv = by_term["hiv"]
+    assert len(hiv.spans) >= 2
+    for s, e in hiv.spans:
+        assert MEDICAL[s:e] == "HIV"
+
+
+def test_articles_agree_with_replacements(engine: Engine) -> None:
+    result = engine.sanitize(MEDICAL, SanitizePolicy(entities=("HIV",), alpha=1.5))
+    for d in result.decisions:
+        if d.replacement is None:
+            continue
+        for m in re.finditer(r"\b([Aa]n?) " + re.escape(d.replacement), result.text):
+            assert m.group(1).lower() == indefinite_article(d.replacement)
+    assert f"an {REDACTION_MARKER}" not in result.text
+
+
+def test_group_of_individually_safe_terms(engine: Engine) -> None:
+    alone = engine.sanitize(MEDICAL, SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=1))
+    grouped = engine.sanitize(MEDICAL, SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=3))
+    groups = [d for d in grouped.decisions if d.reason == "group"]
+    assert groups, "a pair or triple should tip at least one decision in this paragraph"
+    assert {d.term for d in alone.decisions} < {d.term for d in grouped.decisions}
+    for d in groups:
+        assert d.group is not None and len(d.group) >= 2
+        assert d.surface in d.group
+
+
+def test_redact_mode_never_generalizes(engine: Engine) -> None:
+    result = engine.sanitize(MEDICAL, SanitizePolicy(entities=("HIV",), alpha=1.5, mode="redact"))
+    assert result.decisions
+    assert all(d.action == "redact" and d.replacement is None for d in result.decisions)
+    assert REDACTION_MARKER in result.text
+
+
+def test_several_entities_and_sense_of_a_place(engine: Engine) -> None:
+    text = "She moved to Los Angeles and attends Mass at the Catholic cathedral; she prays the rosary."
+    result = engine.sanitize(text, SanitizePolicy(entities=("Los Angeles", "Catholicism"), alpha=2.0))
+    by_term = {d.term: d for d in result.decisions}
+    assert by_term["los angeles"].replacement == "city"
+    assert by_term["los angeles"].sense == "los_angeles.n.01"
+    # "Catholic" (a derived form of Catholicism) is counted as the entity, so the
+    # compound that holds it is risky and falls back to its head noun.
+    cathedral = by_term["catholic cathedral"]
+    assert cathedral.chain[0].term == "cathedral" and cathedral.chain[0].source == "head-noun"
+    assert cathedral.replacement == next(s.term for s in cathedral.chain if s.accepted)
+    assert by_term["catholic cathedral"].entity == "Catholicism"
+    assert "Los Angeles" not in result.text and "Catholic" not in result.text
+    assert {d.entity for d in result.decisions} >= {"Los Angeles", "Catholicism"}
+
+
+def test_unknown_terms_next_to_a_risky_term(engine: Engine) -> None:
+    text = "HIV and Zorblaxian therapy were discussed.\n\nZorblaxian pastries were served at lunch."
+    ctx = engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=1.5, unknown="context"))
+    keep = engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=1.5, unknown="keep"))
+    red = engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=1.5, unknown="redact"))
+    (z,) = [d for d in ctx.decisions if d.term == "zorblaxian"]
+    assert z.reason == "unknown-near-risk" and z.action == "redact"
+    # Only the occurrence beside HIV? No: consistency replaces every occurrence.
+    assert "Zorblaxian" not in ctx.text
+    assert "Zorblaxian" in keep.text
+    assert "Zorblaxian" not in red.text
+    lone = engine.sanitize("Zorblaxian pastries were served.", SanitizePolicy(entities=("HIV",), alpha=1.5))
+    assert lone.text == "Zorblaxian pastries were served."
+
+
+def test_allow_and_deny_lists(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("HIV",), alpha=1.5, allow=frozenset({"antiretroviral"}),
+                            deny=frozenset({"counselling"}))  # fmt: skip
+    result = engine.sanitize(MEDICAL, policy)
+    assert "antiretroviral" in result.text
+    assert any(d.term == "counselling" and d.reason == "deny-list" for d in result.decisions)
+
+
+def test_capitalization_and_plural(engine: Engine) -> None:
+    text = "Blood transfusions were given. Later, blood transfusions stopped."
+    result = engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=2.0, deny=frozenset({"blood transfusion"})))
+    (d,) = [d for d in result.decisions if d.term == "blood transfusion"]
+    assert d.replacement
+    plural = engine.language.plural(d.replacement)
+    assert result.text.startswith(plural[0].upper() + plural[1:] + " were given.")
+    assert f"Later, {plural} stopped." in result.text
+
+
+def test_explain_walks_the_whole_chain(engine: Engine) -> None:
+    ex = engine.explain("HIV", SanitizePolicy(entities=("HIV",), alpha=1.5))
+    assert ex.risky
+    assert ex.chain and ex.chosen in [s.term for s in ex.chain]
+    accepted = [s for s in ex.chain if s.accepted]
+    assert len(accepted) == 1 and accepted[0].term == ex.chosen
+    first_ok = next(i for i, s in enumerate(ex.chain) if s.accepted)
+    assert all(s.why for s in ex.chain[:first_ok])

@@ -1,0 +1,63 @@
+"""Properties of sanitize() on the shipped K, over generated texts."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gateway.model.engine import Engine
+from gateway.model.records import SanitizePolicy
+from gateway.model.terms import extract_terms
+
+WORDS = (
+    "HIV AIDS antiretroviral therapy condom viral load undetectable clinic patient doctor blood transfusion "
+    "Los Angeles Hollywood Dodgers Beverly Hills California city beach Catholic rosary Vatican priest Mass "
+    "church football music weather report meeting budget invoice project garden coffee train Zorblaxian"
+).split()
+FILLER = ["the", "a", "an", "and", "with", "in", "of", "was", "is", "at", "for"]
+
+sentences = st.lists(st.sampled_from(WORDS + FILLER), min_size=3, max_size=14).map(
+    lambda ws: " ".join(ws).capitalize() + "."
+)
+texts = st.lists(sentences, min_size=1, max_size=6).map(" ".join)
+policies = st.builds(
+    lambda ents, alpha, mode: SanitizePolicy(entities=tuple(ents), alpha=alpha, mode=mode),
+    st.lists(st.sampled_from(["HIV", "Los Angeles", "Catholicism"]), min_size=1, max_size=3, unique=True),
+    st.sampled_from([1.0, 1.5, 2.0]),
+    st.sampled_from(["generalize", "redact"]),
+)
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@SETTINGS
+@given(text=texts, policy=policies)
+def test_output_holds_no_flagged_term(engine: Engine, text: str, policy: SanitizePolicy) -> None:
+    result = engine.sanitize(text, policy)
+    flagged = {d.term for d in result.decisions}
+    _tokens, occs = extract_terms(result.text, engine.language.lemmatize, engine._phrases)
+    assert not flagged & {o.key for o in occs}
+
+
+@SETTINGS
+@given(text=texts, policy=policies)
+def test_sanitizing_twice_changes_nothing(engine: Engine, text: str, policy: SanitizePolicy) -> None:
+    once = engine.sanitize(text, policy)
+    twice = engine.sanitize(once.text, policy)
+    assert twice.text == once.text
+    assert not twice.decisions
+
+
+@SETTINGS
+@given(text=texts, policy=policies)
+def test_spans_point_at_the_replaced_text(engine: Engine, text: str, policy: SanitizePolicy) -> None:
+    result = engine.sanitize(text, policy)
+    keys_at: dict[tuple[int, int], set[str]] = {}
+    for d in result.decisions:
+        for span in d.spans:
+            keys_at.setdefault(span, set()).add(d.term)
+    for (start, end), keys in keys_at.items():
+        assert 0 <= start < end <= len(text)
+        assert engine.key(text[start:end]) in keys
+    # and nothing outside the spans (and the articles before them) changed
+    if not result.decisions:
+        assert result.text == text

@@ -1,0 +1,68 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.errors import ConfigError
+from gateway.model.taxonomy import ChainedTaxonomy, Sense, choose_sense
+from gateway.taxonomy.org import OrgTaxonomy
+from gateway.taxonomy.wordnet import WordNet, prepare_data_root
+
+
+def test_wordnet_chain_for_an_instance(wordnet: WordNet) -> None:
+    chain = [g.term for g in wordnet.generalizations("Los Angeles")]
+    assert chain[0] == "city"  # instance hypernym first, the most specific
+    assert "municipality" in chain
+    assert chain.index("city") < chain.index("municipality")
+
+
+def test_wordnet_synonyms_are_lexicalizations_not_lemma_accidents(wordnet: WordNet) -> None:
+    assert "human immunodeficiency virus" in wordnet.synonyms("HIV")
+    assert "acquired immune deficiency syndrome" in wordnet.synonyms("AIDS")
+    assert "aid" not in wordnet.synonyms("AIDS")  # synsets("aids") also finds "aid"
+    assert "Catholic" in wordnet.synonyms("Catholicism")  # a derived form
+
+
+def test_wordnet_needs_the_debian_database(tmp_path: Path) -> None:
+    from gateway.errors import TaxonomyError
+
+    with pytest.raises(TaxonomyError, match="wordnet-base"):
+        prepare_data_root(tmp_path / "root", source=tmp_path / "nowhere")
+
+
+def test_sense_choice_uses_context_and_capitalization() -> None:
+    senses = [
+        Sense(id="mass.n.01", lemmas=("mass",), gloss="the property of a body that causes weight", frequency=35),
+        Sense(id="mass.n.04", lemmas=("Mass",), gloss="the celebration of the Eucharist", frequency=10, proper=True),
+    ]
+    assert choose_sense(senses, context={"church", "eucharist"}, capitalized=True) is senses[1]
+    assert choose_sense(senses, context={"body", "gravity"}, capitalized=False) is senses[0]
+
+
+def test_mostly_non_noun_words_get_no_noun_sense(wordnet: WordNet) -> None:
+    assert wordnet.senses("opposite") == []  # used as adjective/preposition far more often
+    assert wordnet.senses("drama")
+
+
+def test_org_taxonomy_comes_first_and_continues_in_wordnet(wordnet: WordNet, tmp_path: Path) -> None:
+    f = tmp_path / "tax.toml"
+    f.write_text('[parents]\n"Truvada" = "antiretroviral drug"\n"antiretroviral drug" = "drug"\n', encoding="utf-8")
+    org = OrgTaxonomy.load(f, lemmatize=wordnet.lemmatize)
+    tax = ChainedTaxonomy(org, wordnet)
+    chain = [g.term for g in tax.generalizations("Truvada")]
+    assert chain[:2] == ["antiretroviral drug", "drug"]
+    assert "agent" in chain[2:]  # WordNet continues: drug -> agent -> ...
+    assert tax.senses("Truvada")[0].id.startswith("org:")
+
+
+def test_org_taxonomy_rejects_cycles_and_bad_files(wordnet: WordNet, tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="cycle"):
+        OrgTaxonomy({"a drug": "b drug", "b drug": "a drug"}, lemmatize=wordnet.lemmatize)
+    f = tmp_path / "bad.toml"
+    f.write_text("[parents\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="invalid TOML"):
+        OrgTaxonomy.load(f, lemmatize=wordnet.lemmatize)
+    f.write_text("parents = 3\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="'parents'"):
+        OrgTaxonomy.load(f, lemmatize=wordnet.lemmatize)
