@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gateway.model.rewrite import REDACTION_MARKER, Edit, apply_edits, indefinite_article, with_article
 
@@ -39,3 +41,28 @@ def test_spans_map_back_to_the_original() -> None:
     assert rw.to_original(g, g + 5) == (11, 16)
     assert rw.to_original(7, 9) == (6, 10)  # inside a replacement: the whole replaced span
     assert rw.to_original(0, 5) == (0, 5)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 60), st.integers(1, 5), st.text("xyz", max_size=7)), max_size=8),
+    st.integers(0, 60),
+    st.integers(1, 6),
+)
+def test_untouched_spans_map_back_to_themselves(raw: list[tuple[int, int, str]], start: int, length: int) -> None:
+    text = "abcdefghij" * 7
+    edits, last = [], -1
+    for s, n, rep in sorted(raw):
+        if s > last and s + n <= len(text):
+            edits.append(Edit(s, s + n, rep, s))
+            last = s + n
+    rw = apply_edits(text, edits)
+    end = min(start + length, len(text))
+    if any(e.start < end and start < e.end for e in edits) or start >= end:
+        return
+    shift = sum(len(e.text) - (e.end - e.start) for e in edits if e.end <= start)
+    new = (start + shift, end + shift)
+    assert rw.text[new[0] : new[1]] == text[start:end]
+    assert rw.to_original(*new) == (start, end)
+    for e, ns, ne in zip(rw.edits, rw.new_starts, rw.new_ends, strict=True):
+        if ne > ns:
+            assert rw.to_original(ns, ne) == (e.start, e.end)

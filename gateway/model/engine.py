@@ -22,6 +22,7 @@ Beyond the paper:
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
@@ -125,16 +126,23 @@ class Engine:
         base = estimator or Estimator()
         k_min = int(getattr(knowledge, "min_support", 1))
         self.estimator = replace(base, min_support=max(base.min_support if min_support is None else min_support, k_min))
+        self._keys: dict[str, str] = {}
         self._phrases = PhraseSet(knowledge.phrases())
         for p in extra_phrases:
             self._phrases.add(self.key(p))
         self._entities: dict[tuple[str, tuple[str, ...]], Entity] = {}
         self._counts: dict[Conjuncts, int] = {}
+        self._verdicts: dict[tuple[Conjuncts, tuple[Entity, ...], float], _Verdict] = {}
         self._lock = threading.Lock()
 
     # -- K with a cache -----------------------------------------------------
     def key(self, text: str) -> str:
-        return key_of(text, self.language.lemmatize)
+        found = self._keys.get(text)
+        if found is None:
+            found = key_of(text, self.language.lemmatize)
+            if len(self._keys) < 100_000:
+                self._keys[text] = found
+        return found
 
     def count(self, conjuncts: Conjuncts) -> int:
         cached = self._counts.get(conjuncts)
@@ -171,6 +179,17 @@ class Engine:
         return tuple(self.entity(n, [a for e, a in policy.aliases if e == n]) for n in policy.entities)
 
     def verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> _Verdict:
+        cache_key = (conjuncts, tuple(entities), alpha)
+        found = self._verdicts.get(cache_key)
+        if found is None:
+            found = self._verdict(conjuncts, entities, alpha)
+            with self._lock:
+                if len(self._verdicts) > 200_000:
+                    self._verdicts.clear()
+                self._verdicts[cache_key] = found
+        return found
+
+    def _verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> _Verdict:
         n_t = self.count(conjuncts)
         best = _Verdict(n_t, None, float("-inf"), float("inf"), float("-inf"))
         for e in entities:
@@ -581,9 +600,13 @@ def _starts_sentence(tokens: Sequence[Token], i: int) -> bool:
     return i == 0 or tokens[i - 1].sentence != tokens[i].sentence
 
 
+_UPPER = re.compile(r"[A-Z]")
+_LOWER = re.compile(r"[a-z]")
+
+
 def _is_shouting(text: str) -> bool:
-    letters = [c for c in text if c.isalpha()]
-    return len(letters) >= 20 and sum(c.isupper() for c in letters) > 0.9 * len(letters)
+    upper, lower = len(_UPPER.findall(text)), len(_LOWER.findall(text))
+    return upper + lower >= 20 and upper > 0.9 * (upper + lower)
 
 
 def _to_original(rewrites: Sequence[Rewritten], span: tuple[int, int]) -> tuple[int, int]:

@@ -52,6 +52,9 @@ class Edit:
 class Rewritten:
     text: str
     edits: tuple[Edit, ...]
+    # Where each edit's replacement stands in the rewritten text.
+    new_starts: tuple[int, ...] = ()
+    new_ends: tuple[int, ...] = ()
 
     def to_original(self, start: int, end: int) -> tuple[int, int]:
         """Map a span of the rewritten text back to the original text.
@@ -59,24 +62,21 @@ class Rewritten:
         A span inside (or overlapping) a replacement maps to the whole span
         that replacement stood for.
         """
-        shift = 0
-        out_start = out_end = None
-        for e in self.edits:
-            new_start = e.start + shift
-            new_end = new_start + len(e.text)
-            if out_start is None and start < new_start:
-                out_start = start - shift
-            if out_start is None and start < new_end:
-                out_start = e.start
-            if out_end is None and end <= new_start:
-                out_end = end - shift
-            if out_end is None and end <= new_end:
-                out_end = e.end
-            shift += len(e.text) - (e.end - e.start)
-        return (
-            start - shift if out_start is None else out_start,
-            end - shift if out_end is None else out_end,
-        )
+        i = bisect.bisect_right(self.new_starts, start) - 1
+        if i < 0:
+            out_start = start
+        elif start < self.new_ends[i]:
+            out_start = self.edits[i].start
+        else:
+            out_start = start - (self.new_ends[i] - self.edits[i].end)
+        j = bisect.bisect_left(self.new_starts, end) - 1
+        if j < 0:
+            out_end = end
+        elif end <= self.new_ends[j]:
+            out_end = self.edits[j].end
+        else:
+            out_end = end - (self.new_ends[j] - self.edits[j].end)
+        return out_start, out_end
 
 
 def surface_replacement(
@@ -120,16 +120,23 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Rewritten:
     ordered = sorted(edits, key=lambda e: e.start)
     parts: list[str] = []
     pos = 0
+    out_len = 0
     kept: list[Edit] = []
+    starts: list[int] = []
+    ends: list[int] = []
     for e in ordered:
         if e.start < pos:  # overlapping edits: the earlier one wins
             continue
         parts.append(text[pos : e.start])
+        out_len += e.start - pos
+        starts.append(out_len)
         parts.append(e.text)
+        out_len += len(e.text)
+        ends.append(out_len)
         pos = e.end
         kept.append(e)
     parts.append(text[pos:])
-    return Rewritten("".join(parts), tuple(kept))
+    return Rewritten("".join(parts), tuple(kept), tuple(starts), tuple(ends))
 
 
 def with_article(text: str, start: int, end: int, replacement: str) -> Edit:
