@@ -182,3 +182,16 @@ def test_explain_walks_the_whole_chain(engine: Engine) -> None:
     assert len(accepted) == 1 and accepted[0].term == ex.chosen
     first_ok = next(i for i, s in enumerate(ex.chain) if s.accepted)
     assert all(s.why for s in ex.chain[:first_ok])
+
+
+def test_entity_lexicalizations(engine: Engine) -> None:
+    hiv = engine.entity("HIV")
+    assert {"hiv", "human immunodeficiency virus"} <= hiv.keys
+    # Polysemous WordNet synonyms that K does not use for c are left out:
+    # counted as c they would swamp p(c).
+    assert "dose" not in engine.entity("STD").keys
+    assert "venereal disease" in engine.entity("STD").keys
+    assert "habit" not in engine.entity("substance abuse").keys
+    assert "catholic" in engine.entity("Catholicism").keys
+    # A part of a name that K shows stands for it.
+    assert "angeles" in engine.entity("Los Angeles").keys

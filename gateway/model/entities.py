@@ -5,8 +5,10 @@ virus) as a main cause of its low recall at alpha = 1: counting only one name
 underestimates p(c), overestimates IC(c) and loosens every test. So c is
 counted as the union of
   * its own name;
-  * the names of every WordNet noun sense whose lemmas include that name
-    (not senses reached by lemmatising: "AIDS" is not "aid");
+  * the synonyms and derived forms of every WordNet noun sense whose lemmas
+    include that name (not senses reached by lemmatising: "AIDS" is not
+    "aid"), each kept only if K uses it for c: PMI(name; synonym) >= IC(name)/2
+    (or it is too rare in K to matter);
   * aliases the policy declares;
   * parts and acronyms of its name that, in K, stand for c: a candidate is
     kept when most documents that contain it also contain c
@@ -25,6 +27,20 @@ from gateway.model.records import Entity
 from gateway.model.terms import STOPWORDS, Lemmatizer, key_of
 
 ALIAS_CONFIDENCE = 0.5
+SYNONYM_RATIO = 0.5
+
+
+def _associated(knowledge: Knowledge, base: str, n_base: int, cand: str, n_cand: int) -> bool:
+    """Does K use ``cand`` for what ``base`` names? PMI(base; cand) >= IC(base) / 2.
+
+    WordNet synonyms can be common words in other senses ("dose" for venereal
+    disease, "habit" for substance abuse); counted as c they would swamp p(c).
+    """
+    n_both = knowledge.count([{base}, {cand}])
+    if n_both == 0:
+        return False
+    n = knowledge.n_docs
+    return math.log(n_both * n / (n_base * n_cand)) >= SYNONYM_RATIO * -math.log(n_base / n)
 
 
 def _candidates(name: str) -> list[str]:
@@ -51,9 +67,18 @@ def resolve_entity(
     if not base:
         raise UnknownEntityError(f"entity {name!r} has no words to look for")
     keys = {base}
-    for syn in [*synonyms(name), *aliases]:
+    for alias in aliases:
+        if k := key_of(alias, lemmatize):
+            keys.add(k)
+    n_base = knowledge.count([{base}])
+    for syn in synonyms(name):
         k = key_of(syn, lemmatize)
-        if k:
+        if not k or k in keys:
+            continue
+        n_k = knowledge.count([{k}])
+        if n_base == 0 or n_k < max(min_support, 1):
+            keys.add(k)  # nothing to test against, or too rare to distort p(c)
+        elif _associated(knowledge, base, n_base, k, n_k):
             keys.add(k)
     core = frozenset(keys)
     n_core = knowledge.count([core])
