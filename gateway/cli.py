@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    s = sub.add_parser("sanitize", help="sanitize a text file")
+    s = sub.add_parser("sanitize", help="sanitize a text, .eml, .docx or .pdf file")
     s.add_argument("file", type=Path)
     _policy_args(s)
     s.add_argument("--mode", choices=("generalize", "redact"), default="generalize")
@@ -42,7 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--unknown", choices=("context", "redact", "keep"), default="context",
                    help="terms K has too little evidence on: redact when beside a risky term (context), "
                         "always, or never")  # fmt: skip
-    s.add_argument("--out", "-o", type=Path, help="write the sanitized text here (default: stdout)")
+    s.add_argument("--out", "-o", type=Path, help="write the sanitized file here (default: stdout)")
     s.add_argument("--report", type=Path, help="write the JSON report here")
 
     e = sub.add_parser("explain", help="show why a term is or is not risky, step by step")
@@ -92,16 +92,27 @@ def _engine(args: argparse.Namespace) -> Any:
 
 
 def cmd_sanitize(args: argparse.Namespace) -> int:
-    text = read_text_file(args.file)
+    from extractors.pipeline import detect_kind, process
+
+    try:
+        data = args.file.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{args.file}: cannot read ({exc.strerror})") from exc
+    if not data.strip():
+        raise InputError(f"{args.file}: the file is empty")
+    kind = detect_kind(data, args.file.name)
+    if kind in ("docx", "pdf") and args.out is None and sys.stdout.isatty():
+        raise InputError(f"{args.file}: a {kind.upper()} result is binary; give --out FILE")
     policy = _policy(args, mode=args.mode, max_group=args.max_group, unknown=args.unknown)
-    result = _engine(args).sanitize(text, policy)
+    outcome = process(data, engine=_engine(args), policies=[policy], name=args.file.name, kind=kind)
     if args.out:
-        args.out.write_text(result.text, encoding="utf-8")
+        args.out.write_bytes(outcome.data)
     else:
-        sys.stdout.write(result.text)
+        sys.stdout.buffer.write(outcome.data)
+        sys.stdout.flush()
     if args.report:
-        args.report.write_text(json.dumps(result.as_report(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    log.info("%d decisions, utility preserved %.1f%%", len(result.decisions), result.utility.preservation)
+        args.report.write_text(json.dumps(outcome.report(), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    log.info("%s: %d decisions", args.file, len(outcome.decisions))
     return 0
 
 

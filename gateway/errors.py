@@ -20,6 +20,13 @@ class SanigateError(Exception):
     def smtp_reply(self) -> str:
         return f"{self.smtp_code} {self.smtp_status} {self.message}"
 
+    def naming(self, name: str) -> SanigateError:
+        """The same error, its message led by ``name`` (the file or message it concerns)."""
+        if not self.message.startswith(f"{name}:") and not self.message.startswith(f"{name} "):
+            self.message = f"{name}: {self.message}"
+            self.args = (self.message,)
+        return self
+
 
 class ConfigError(SanigateError):
     """Configuration that cannot be used (names the file and the key)."""
@@ -58,3 +65,42 @@ class TaxonomyError(SanigateError):
 
     smtp_code = 451
     smtp_status = "4.3.5"
+
+
+class ContentError(InputError):
+    """Content the gateway cannot inspect or sanitize; held, never forwarded in clear.
+
+    ``reason`` is a stable code for the audit record and for policies.
+    """
+
+    reason = "unreadable"
+
+    def __init__(self, message: str, *, part: str = "") -> None:
+        super().__init__(f"{part}: {message}" if part else message)
+        self.part = part
+
+
+class EncryptedContentError(ContentError):
+    reason = "encrypted"
+
+
+class UnreadableContentError(ContentError):
+    reason = "unreadable"
+
+
+class UnsupportedContentError(ContentError):
+    reason = "unsupported-type"
+
+
+class LimitExceededError(ContentError):
+    reason = "limit-exceeded"
+    smtp_code = 552
+    smtp_status = "5.3.4"
+
+
+class ResidualRiskError(ContentError):
+    """After rebuilding, a flagged term is still in the output: fail closed."""
+
+    reason = "residual-risk"
+    smtp_code = 451
+    smtp_status = "4.7.0"

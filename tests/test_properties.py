@@ -34,7 +34,7 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 def test_output_holds_no_flagged_term(engine: Engine, text: str, policy: SanitizePolicy) -> None:
     result = engine.sanitize(text, policy)
     flagged = {d.term for d in result.decisions}
-    _tokens, occs = extract_terms(result.text, engine.language.lemmatize, engine._phrases)
+    _tokens, occs = extract_terms(result.text, engine.language.lemmatize, engine.phrase_set)
     assert not flagged & {o.key for o in occs}
 
 
@@ -61,3 +61,12 @@ def test_spans_point_at_the_replaced_text(engine: Engine, text: str, policy: San
     # and nothing outside the spans (and the articles before them) changed
     if not result.decisions:
         assert result.text == text
+
+
+@SETTINGS
+@given(text=texts, policy=policies)
+def test_edits_rebuild_the_output(engine: Engine, text: str, policy: SanitizePolicy) -> None:
+    from gateway.model.rewrite import apply_text_edits
+
+    result = engine.sanitize(text, policy)
+    assert apply_text_edits(text, result.edits) == result.text

@@ -1,10 +1,21 @@
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gateway.model.rewrite import REDACTION_MARKER, Edit, apply_edits, indefinite_article, with_article
+from gateway.model.rewrite import (
+    REDACTION_MARKER,
+    Edit,
+    TextEdit,
+    apply_edits,
+    apply_text_edits,
+    compose,
+    indefinite_article,
+    with_article,
+)
 
 
 @pytest.mark.parametrize(
@@ -66,3 +77,34 @@ def test_untouched_spans_map_back_to_themselves(raw: list[tuple[int, int, str]],
     for e, ns, ne in zip(rw.edits, rw.new_starts, rw.new_ends, strict=True):
         if ne > ns:
             assert rw.to_original(ns, ne) == (e.start, e.end)
+
+
+def _edits_strategy(n: int) -> st.SearchStrategy[list[tuple[int, int, str]]]:
+    return st.lists(
+        st.tuples(st.integers(0, n), st.integers(1, 4), st.text("XYZ ", min_size=1, max_size=6)), max_size=6
+    )
+
+
+def _non_overlapping(raw: list[tuple[int, int, str]], size: int) -> list[Edit]:
+    out, last = [], -1
+    for s, n, rep in sorted(raw):
+        if s >= last and s + n <= size:
+            out.append(Edit(s, s + n, rep, s))
+            last = s + n
+    return out
+
+
+@given(_edits_strategy(40), _edits_strategy(60), _edits_strategy(80))
+def test_composed_edits_equal_applying_rounds_in_turn(
+    r1: list[tuple[int, int, str]], r2: list[tuple[int, int, str]], r3: list[tuple[int, int, str]]
+) -> None:
+    original = "abcdefghijklmnopqrstuvwxyz0123456789ABCD"
+    composed: list[TextEdit] = []
+    current = original
+    for raw in (r1, r2, r3):
+        edits = _non_overlapping(raw, len(current))
+        composed = compose(composed, current, edits)
+        current = apply_edits(current, edits).text
+        assert apply_text_edits(original, composed) == current
+        ends = [(e.start, e.end) for e in composed]
+        assert all(a[1] <= b[0] for a, b in itertools.pairwise(ends))

@@ -44,7 +44,9 @@ from gateway.model.rewrite import (
     REDACTION_MARKER,
     Edit,
     Rewritten,
+    TextEdit,
     apply_edits,
+    compose,
     determiner_before,
     sentence_initial,
     surface_replacement,
@@ -135,6 +137,11 @@ class Engine:
         self._verdicts: dict[tuple[Conjuncts, tuple[Entity, ...], float], _Verdict] = {}
         self._lock = threading.Lock()
 
+    @property
+    def phrase_set(self) -> PhraseSet:
+        """Multi-word terms the engine recognises (K's, the entities', the policies')."""
+        return self._phrases
+
     # -- K with a cache -----------------------------------------------------
     def key(self, text: str) -> str:
         found = self._keys.get(text)
@@ -205,7 +212,12 @@ class Engine:
         return self.estimator.ic(self.knowledge, self.count((frozenset({key}),)))
 
     # -- the algorithm --------------------------------------------------------
-    def sanitize(self, text: str, policy: SanitizePolicy) -> SanitizeResult:
+    def sanitize(self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = ()) -> SanitizeResult:
+        """Sanitize ``text``; no replacement will be one of the ``avoid`` keys.
+
+        ``avoid`` carries the terms earlier policies flagged, so that a later
+        policy does not write one back as its own generalization.
+        """
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
@@ -213,6 +225,7 @@ class Engine:
         current = text
         rewrites: list[Rewritten] = []
         decisions: list[Decision] = []
+        composed: list[TextEdit] = []
         rounds = 0
         for rounds in range(1, policy.max_rounds + 1):
             last = rounds == policy.max_rounds
@@ -222,6 +235,7 @@ class Engine:
                 entities,
                 force_redact=last and rounds > 1,
                 keys_out=original_keys if rounds == 1 else None,
+                avoid=avoid,
             )
             if not found:
                 break
@@ -229,10 +243,11 @@ class Engine:
             for d in found:
                 spans = tuple(_to_original(rewrites, s) for s in d.spans)
                 decisions.append(replace(d, spans=tuple(sorted(set(spans)))))
+            composed = compose(composed, current, rewritten.edits)
             rewrites.append(rewritten)
             current = rewritten.text
         utility = self._utility(original_keys, decisions)
-        return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds)
+        return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds, tuple(composed))
 
     def _utility(self, original_keys: Sequence[str], decisions: Sequence[Decision]) -> Utility:
         """Eq. 7 before and after; eq. 8 is their ratio.
@@ -268,6 +283,7 @@ class Engine:
         *,
         force_redact: bool,
         keys_out: list[str] | None = None,
+        avoid: Collection[str] = (),
     ) -> tuple[list[Edit], list[Decision]]:
         tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
         if keys_out is not None:
@@ -304,21 +320,29 @@ class Engine:
                 else:
                     safe[key] = v
         if unknown and policy.unknown != "keep":
-            hot = {o.sentence for k in risky for o in by_key[k]}
+            hot: dict[int, list[int]] = {}  # sentence -> token positions of risky terms
+            for k in risky:
+                for o in by_key[k]:
+                    hot.setdefault(o.sentence, []).append(o.first_token)
             for key in unknown:
                 if policy.unknown == "redact":
                     risky[key] = _Risky(key, "unknown-to-K", None)
-                elif any(o.sentence in hot for o in by_key[key]):
+                elif _near(by_key[key], hot) and _wordlike(_surface(tokens, by_key[key][0])):
                     risky[key] = _Risky(key, "unknown-near-risk", None)
         context = set(by_key)
         redact_all = force_redact or policy.mode == "redact"
+        # A replacement must not be a term this text has flagged (or an earlier policy did).
+        forbidden = set(avoid) | set(risky)
         for key, r in risky.items():
             if redact_all:
                 r.redacted = True
                 continue
-            self._start_chain(r, by_key[key], tokens, context, entities, policy)
+            self._start_chain(r, by_key[key], tokens, context, entities, policy, forbidden)
         if policy.max_group >= 2 and not redact_all:
-            self._groups(by_key, risky, safe, tokens, context, entities, policy)
+            self._groups(by_key, risky, safe, tokens, context, entities, policy, forbidden)
+            for r in risky.values():  # a group may have flagged what another term became
+                while (cur := r.current) is not None and self._keys_of(cur) & forbidden:
+                    self._advance(r, entities, policy, group=None, forbidden=forbidden)
         return self._edits(text, tokens, by_key, risky, policy)
 
     def _riskiest_word(
@@ -347,6 +371,7 @@ class Engine:
         context: Collection[str],
         entities: Sequence[Entity],
         policy: SanitizePolicy,
+        forbidden: set[str],
     ) -> None:
         first = occs[0]
         surface = " ".join(t.text for t in tokens[first.first_token : first.first_token + first.n_tokens])
@@ -366,7 +391,10 @@ class Engine:
             # A compound the knowledge base lacks: its head noun is its first
             # generalization ("Catholic cathedral" is a cathedral).
             r.chain = [Generalization(term=head, source="head-noun"), *self.taxonomy.generalizations(head)]
-        self._advance(r, entities, policy, group=None)
+        self._advance(r, entities, policy, group=None, forbidden=forbidden)
+
+    def _keys_of(self, g: Generalization) -> frozenset[str]:
+        return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
 
     def _advance(
         self,
@@ -375,40 +403,54 @@ class Engine:
         policy: SanitizePolicy,
         *,
         group: Conjuncts | None,
+        forbidden: Collection[str] = (),
     ) -> None:
         """Move r to the next generalization that is safe (and makes ``group`` safe)."""
-        names = {k for e in entities for k in e.keys}
         while True:
             r.position += 1
             if r.position >= len(r.chain):
                 r.redacted = True
                 return
-            g = r.chain[r.position]
-            keys = frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
-            if keys & names:
-                r.steps.append(Step(term=g.term, source=g.source, pmi=None, threshold=None, entity=None,
-                                    accepted=False, why="names a sensitive entity"))  # fmt: skip
-                continue
-            v = self.verdict((keys,), entities, policy.alpha)
-            if v.n < self.estimator.min_support:
-                r.steps.append(Step(term=g.term, source=g.source, pmi=None, threshold=None, entity=None,
-                                    accepted=False, why="unknown to K"))  # fmt: skip
-                continue
-            ent = v.entity.name if v.entity else None
-            if v.risky:
-                r.steps.append(Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold, entity=ent,
-                                    accepted=False, why="still discloses"))  # fmt: skip
-                continue
-            if group is not None:
-                gv = self.verdict(_canon((*group, keys)), entities, policy.alpha)
-                if gv.n >= self.estimator.min_support and gv.risky:
-                    r.steps.append(Step(term=g.term, source=g.source, pmi=gv.pmi, threshold=gv.threshold,
-                                        entity=gv.entity.name if gv.entity else None, accepted=False,
-                                        why="group still discloses"))  # fmt: skip
-                    continue
-            r.steps.append(Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold, entity=ent,
-                                accepted=True))  # fmt: skip
-            return
+            step = self._judge(r.chain[r.position], entities, policy, group=group, forbidden=forbidden)
+            r.steps.append(step)
+            if step.accepted:
+                return
+
+    def _judge(
+        self,
+        g: Generalization,
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        *,
+        group: Conjuncts | None = None,
+        forbidden: Collection[str] = (),
+    ) -> Step:
+        """Is generalization g safe to write? The Step says why not."""
+
+        def no(why: str, v: _Verdict | None = None) -> Step:
+            return Step(term=g.term, source=g.source, pmi=v.pmi if v else None, threshold=v.threshold if v else None,
+                        entity=v.entity.name if v and v.entity else None, accepted=False, why=why)  # fmt: skip
+
+        name_map = {k: e for e in entities for k in e.keys}
+        keys = self._keys_of(g)
+        if keys & set(name_map):
+            return no("names a sensitive entity")
+        if keys & set(forbidden):
+            return no("is itself replaced in this text")
+        v = self.verdict((keys,), entities, policy.alpha)
+        if v.n < self.estimator.min_support:
+            return no("unknown to K")
+        word = next((w for k in keys if (w := self._riskiest_word(k, name_map, entities, policy.alpha))), None)
+        if word is not None:
+            return no("one of its words discloses", word)
+        if v.risky:
+            return no("still discloses", v)
+        if group is not None:
+            gv = self.verdict(_canon((*group, keys)), entities, policy.alpha)
+            if gv.n >= self.estimator.min_support and gv.risky:
+                return no("group still discloses", gv)
+        return Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
+                    entity=v.entity.name if v.entity else None, accepted=True)  # fmt: skip
 
     def _groups(
         self,
@@ -419,6 +461,7 @@ class Engine:
         context: Collection[str],
         entities: Sequence[Entity],
         policy: SanitizePolicy,
+        forbidden: set[str],
     ) -> None:
         sentences: dict[int, list[str]] = {}
         for key, occs in by_key.items():
@@ -440,18 +483,19 @@ class Engine:
                 if r is None:
                     r = _Risky(target, "group", verdict, group=shown)
                     risky[target] = r
+                    forbidden.add(target)
                     safe.pop(target, None)
-                    self._start_chain(r, by_key[target], tokens, context, entities, policy)
+                    self._start_chain(r, by_key[target], tokens, context, entities, policy, forbidden)
                     if not r.redacted:
                         cur = r.current
                         assert cur is not None
                         keys = frozenset(self.key(lex) for lex in cur.lexicalizations or (cur.term,))
                         gv = self.verdict(_canon((*others, keys)), entities, policy.alpha)
                         if gv.n >= self.estimator.min_support and gv.risky:
-                            self._advance(r, entities, policy, group=others)
+                            self._advance(r, entities, policy, group=others, forbidden=forbidden)
                 else:
                     r.group = r.group or shown
-                    self._advance(r, entities, policy, group=others)
+                    self._advance(r, entities, policy, group=others, forbidden=forbidden)
 
     def _group_members(
         self,
@@ -577,19 +621,31 @@ class Engine:
         steps: list[Step] = []
         chosen: str | None = None
         for g in r.chain:
-            keys = frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
-            v = self.verdict((keys,), entities, policy.alpha)
-            names = {k for e in entities for k in e.keys}
-            ok = v.n >= self.estimator.min_support and not v.risky and not keys & names
-            steps.append(Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
-                              entity=v.entity.name if v.entity else None, accepted=ok and chosen is None,
-                              why="" if ok else ("unknown to K" if v.n < self.estimator.min_support
-                                                 else "still discloses")))  # fmt: skip
-            if ok and chosen is None:
+            step = self._judge(g, entities, policy)
+            if step.accepted and chosen is not None:
+                step = replace(step, accepted=False, why="")  # safe too, but less specific
+            elif step.accepted:
                 chosen = g.term
+            steps.append(step)
         return Explanation(term=term, key=key, known=known, n_term=n_t, ic_term=self.ic(key),
                            per_entity=tuple(per), risky=risky, sense=r.sense, chain=tuple(steps),
                            chosen=chosen)  # fmt: skip
+
+
+UNKNOWN_WINDOW = 8  # tokens either side of a risky term
+_WORDLIKE = re.compile(r"[^\W\d_]+(?:[-'\u2019 ][^\W\d_]+)*")
+
+
+def _near(occs: Sequence[TermOccurrence], hot: dict[int, list[int]]) -> bool:
+    return any(abs(o.first_token - p) <= UNKNOWN_WINDOW for o in occs for p in hot.get(o.sentence, ()))
+
+
+def _wordlike(surface: str) -> bool:
+    """A word a person wrote (a rare name, a drug), not a code, hash or identifier."""
+    if len(surface) > 30 or not _WORDLIKE.fullmatch(surface):
+        return False
+    inner_caps = sum(ch.isupper() for ch in surface[1:])
+    return (surface.isupper() and len(surface) <= 6) or inner_caps <= 1 or surface.istitle()
 
 
 def _surface(tokens: Sequence[Token], occ: TermOccurrence) -> str:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from gateway.errors import ConfigError
+from gateway.model.rewrite import TextEdit
 
 Action = Literal["generalize", "redact"]
 Mode = Literal["generalize", "redact"]
@@ -142,6 +143,7 @@ class SanitizeResult:
     entities: tuple[Entity, ...]
     policy: SanitizePolicy
     rounds: int = 1
+    edits: tuple[TextEdit, ...] = ()  # on the original text: apply them and get ``text``
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property

@@ -66,7 +66,7 @@ class Rewritten:
         if i < 0:
             out_start = start
         elif start < self.new_ends[i]:
-            out_start = self.edits[i].start
+            out_start = self.edits[i].term_start  # the term, not an article fixed before it
         else:
             out_start = start - (self.new_ends[i] - self.edits[i].end)
         j = bisect.bisect_left(self.new_starts, end) - 1
@@ -170,3 +170,76 @@ def sentence_initial(text: str, start: int, sentence_starts: Sequence[int]) -> b
     i = bisect.bisect_right(sentence_starts, start) - 1
     head = text[sentence_starts[i] if i >= 0 else 0 : start]
     return not any(ch.isalnum() for ch in head)
+
+
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """text[start:end] of the *original* text became ``text``."""
+
+    start: int
+    end: int
+    text: str
+
+
+def compose(base: Sequence[TextEdit], current: str, later: Sequence[Edit]) -> list[TextEdit]:
+    """Edits on the original, given ``base`` (original -> current) and ``later`` (on current).
+
+    A later edit that touches text an earlier one wrote merges with it: the
+    result replaces the earlier edit's original span by the final text.
+    """
+    located: list[tuple[int, int, TextEdit | None, Edit | None]] = []
+    shift = 0
+    for b in sorted(base, key=lambda x: x.start):
+        cs = b.start + shift
+        located.append((cs, cs + len(b.text), b, None))
+        shift += len(b.text) - (b.end - b.start)
+    for e in later:
+        located.append((e.start, e.end, None, e))
+    located.sort(key=lambda x: (x[0], x[1]))
+    # Sweep overlapping intervals into clusters.
+    clusters: list[list[tuple[int, int, TextEdit | None, Edit | None]]] = []
+    hi = -1
+    for item in located:
+        lo_i, hi_i = item[0], item[1]
+        if clusters and lo_i < hi:
+            clusters[-1].append(item)
+            hi = max(hi, hi_i)
+        else:
+            clusters.append([item])
+            hi = hi_i
+    deltas = [(cs + len(b.text), len(b.text) - (b.end - b.start)) for cs, _ce, b, _ in located if b is not None]
+
+    def to_original(pos: int) -> int:
+        return pos - sum(d for end, d in deltas if end <= pos)
+
+    out: list[TextEdit] = []
+    for cluster in clusters:
+        later_edits = [x[3] for x in cluster if x[3] is not None]
+        bases = [x[2] for x in cluster if x[2] is not None]
+        if not later_edits:
+            out.extend(bases)
+            continue
+        lo = min(x[0] for x in cluster)
+        hi_c = max(x[1] for x in cluster)
+        pieces: list[str] = []
+        pos = lo
+        for edit in sorted(later_edits, key=lambda x: x.start):
+            pieces.append(current[pos : edit.start])
+            pieces.append(edit.text)
+            pos = edit.end
+        pieces.append(current[pos:hi_c])
+        start = min([b.start for b in bases] + [to_original(lo)])
+        end = max([b.end for b in bases] + [to_original(hi_c)])
+        out.append(TextEdit(start, end, "".join(pieces)))
+    return sorted(out, key=lambda x: x.start)
+
+
+def apply_text_edits(text: str, edits: Sequence[TextEdit]) -> str:
+    out: list[str] = []
+    pos = 0
+    for e in sorted(edits, key=lambda x: x.start):
+        out.append(text[pos : e.start])
+        out.append(e.text)
+        pos = e.end
+    out.append(text[pos:])
+    return "".join(out)

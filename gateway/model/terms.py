@@ -24,12 +24,12 @@ MARKER_WORD = "REDACTED"  # the word inside rewrite.REDACTION_MARKER
 # that phrases such as "Days of Our Lives" still match.
 STOPWORDS: frozenset[str] = frozenset(
     """
-    a about above after again against all also although am among an and another any are
+    a about above after again against all also although am among an and another any anything are
     around as at be because been before being below between both but by can cannot could
     did do does doing done down during each either else even ever every few for from
     further had has have having he her here hers herself him himself his how however i if
     in into is it its itself just least less let like many may me might mine more most
-    much must my myself neither no nor not now of off often on once one only onto or
+    much must my myself neither no none nor not nothing now of off often on once one only onto or
     other others otherwise our ours ourselves out over own per perhaps quite rather
     same several shall she should since so some such than that the their theirs them
     themselves then there thereby therefore these they this those though through thus
@@ -40,7 +40,9 @@ STOPWORDS: frozenset[str] = frozenset(
     """.split()
 )
 
-_WORD = re.compile(r"[^\W\d_](?:[\w\-'\u2019.]*[^\W_])?|\d[\w.,:/\-]*", re.UNICODE)
+# Abbreviations ("U.S."), then words (inner hyphens and apostrophes), then
+# numbers. A dot inside a word ends it: "mail.example.com" is three words.
+_WORD = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_](?:[\w\-'\u2019]*[^\W_])?|\d[\w.,:/\-]*", re.UNICODE)
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and
 # white space, or at a blank line / line that starts a new paragraph.
 _BLANKS = re.compile(r"[ \t]+")
@@ -118,10 +120,7 @@ def tokenize(text: str, lemmatize: Lemmatizer) -> list[Token]:
         if raw == MARKER_WORD and text[start - 1 : start] == "[":
             prev_end = m.end()
             continue  # our own redaction marker is not a word of the text
-        word = _strip_possessive(raw.rstrip("."))
-        # "U.S." keeps its dots; a sentence-final "word." does not.
-        if "." in word and not re.fullmatch(r"(?:[^\W\d_]\.)+[^\W\d_]?", word + "."):
-            word = word.split(".")[0]
+        word = _strip_possessive(raw)
         if not word:
             continue
         end = start + len(word)

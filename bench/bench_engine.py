@@ -1,6 +1,6 @@
 """Engine benchmark: time per document against size, cold start, count latency.
 
-    .venv/bin/python bench/engine.py [--corpus ../shared/corpora/wikipedia-20k.jsonl.xz]
+    .venv/bin/python bench/bench_engine.py [--corpus ../shared/corpora/wikipedia-20k.jsonl.xz]
 
 Documents are real Wikipedia paragraphs, cut to size. Each timing is reported
 next to a baseline measured in the same run: term extraction alone (the part
@@ -96,7 +96,7 @@ def main() -> int:
         extract, first, again, distinct = [], [], [], []
         for d in docs:
             t = time.perf_counter()
-            _tokens, occs = extract_terms(d, engine.language.lemmatize, engine._phrases)
+            _tokens, occs = extract_terms(d, engine.language.lemmatize, engine.phrase_set)
             extract.append(time.perf_counter() - t)
             distinct.append(len({o.key for o in occs}))
             t = time.perf_counter()
@@ -123,7 +123,7 @@ def main() -> int:
 
     # Count latency: random 3-term sets from one document's terms.
     doc = documents(args.corpus, 5_000, 1, rng)[0]
-    _t, occs = extract_terms(doc, engine.language.lemmatize, engine._phrases)
+    _t, occs = extract_terms(doc, engine.language.lemmatize, engine.phrase_set)
     vocab = sorted({o.key for o in occs if o.key in k})  # type: ignore[operator]
     triples = [tuple(rng.sample(vocab, 3)) for _ in range(3000)]
     for tr in triples:  # load their bitmaps first: the steady state of a running gateway

@@ -1,0 +1,470 @@
+"""RFC 5322 messages: every part a reader sees, taken apart and put back.
+
+Covered: the Subject, display names and comments of From/To/Cc/Reply-To,
+text/plain in any charset and transfer encoding (format=flowed kept),
+text/html (text and alt/title only), attachment file names (RFC 2231),
+DOCX and PDF attachments, and message/rfc822 parts, recursively.
+
+What cannot be inspected (encrypted parts, unknown binary types, broken
+parts) is handled by ``ContentPolicy``: by default the message is held.
+A signed message whose signed part changes loses its signature (it would
+no longer verify), and says so in a header.
+"""
+
+from __future__ import annotations
+
+import base64
+import email
+import email.header
+import email.policy
+import mimetypes
+import quopri
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from email.headerregistry import Address, Group
+from email.message import EmailMessage, Message
+from typing import Literal
+
+from extractors.base import Segment
+from extractors.docx import DOCX_TYPES, extract_docx
+from extractors.html import scan
+from extractors.limits import Limits
+from extractors.pdf import extract_pdf
+from gateway.errors import (
+    ContentError,
+    EncryptedContentError,
+    LimitExceededError,
+    UnreadableContentError,
+    UnsupportedContentError,
+)
+
+Handling = Literal["pass", "strip", "quarantine"]
+ADDRESS_HEADERS = ("From", "To", "Cc", "Reply-To")
+SIGNATURE_HEADER = "X-Sanigate-Signature"
+_COMMENT = re.compile(r"\(((?:[^()\\]|\\.)*)\)")
+_ENCRYPTED_TYPES = frozenset({"multipart/encrypted", "application/pgp-encrypted"})
+_PKCS7 = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
+_SIGNATURES = frozenset({"application/pkcs7-signature", "application/x-pkcs7-signature", "application/pgp-signature"})
+_PASS_TYPES = frozenset({"text/calendar", "message/delivery-status", "message/disposition-notification"})
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ContentPolicy:
+    """What to do with parts sanigate cannot read."""
+
+    images: Handling = "pass"
+    unknown: Handling = "quarantine"
+    encrypted: Handling = "quarantine"
+    unreadable: Handling = "quarantine"
+
+
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something done to the message besides sanitizing text (audited)."""
+
+    part: str
+    action: str
+    reason: str
+
+
+Setter = Callable[[Sequence[tuple[str, ...]]], None]
+
+
+@dataclass(slots=True)
+class MailDocument:
+    message: EmailMessage
+    part: str
+    _segments: list[Segment] = field(default_factory=list)
+    _setters: list[tuple[int, int, Setter]] = field(default_factory=list)
+    _after: list[Callable[[bool], None]] = field(default_factory=list)
+    notes: list[Note] = field(default_factory=list)
+
+    @property
+    def segments(self) -> list[Segment]:
+        return self._segments
+
+    def _add(self, segments: Sequence[Segment], setter: Setter) -> None:
+        start = len(self._segments)
+        self._segments.extend(segments)
+        self._setters.append((start, len(self._segments), setter))
+
+    def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
+        changed = False
+        for start, end, setter in self._setters:
+            new = pieces[start:end]
+            if any(n != s.pieces for n, s in zip(new, self._segments[start:end], strict=True)):
+                setter(new)
+                changed = True
+        for hook in self._after:
+            hook(changed)
+        return self.message.as_bytes(policy=self.message.policy.clone(linesep="\r\n"))
+
+
+def parse(data: bytes, *, part: str, limits: Limits) -> EmailMessage:
+    head = data.split(b"\r\n\r\n", 1)[0].split(b"\n\n", 1)[0]
+    if len(head) > limits.max_header_bytes:
+        raise LimitExceededError(f"{len(head)} bytes of headers (limit {limits.max_header_bytes})", part=part)
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    assert isinstance(msg, EmailMessage)
+    return msg
+
+
+def extract_mail(data: bytes, *, part: str, limits: Limits, policy: ContentPolicy = ContentPolicy()) -> MailDocument:
+    msg = parse(data, part=part, limits=limits)
+    doc = MailDocument(msg, part)
+    _Walker(doc, limits, policy).message(msg, "", 0)
+    return doc
+
+
+class _Walker:
+    def __init__(self, doc: MailDocument, limits: Limits, policy: ContentPolicy) -> None:
+        self.doc = doc
+        self.limits = limits
+        self.policy = policy
+        self.parts = 0
+
+    # -- headers ------------------------------------------------------------
+    def message(self, msg: Message, label: str, depth: int) -> None:
+        if depth > self.limits.max_depth:
+            raise LimitExceededError(f"messages nested deeper than {self.limits.max_depth}", part=label or "message")
+        for name, value in msg.raw_items() if isinstance(msg, EmailMessage) else msg.items():
+            if len(str(value)) > self.limits.max_header_line:
+                raise LimitExceededError(
+                    f"header {name} is {len(str(value))} characters (limit {self.limits.max_header_line})",
+                    part=label or "message",
+                )
+        prefix = f"{label} " if label else ""
+        self._subject(msg, f"{prefix}header Subject")
+        for name in ADDRESS_HEADERS:
+            self._addresses(msg, name, f"{prefix}header {name}")
+        self.entity(msg, label or "body", depth)
+
+    def _subject(self, msg: Message, label: str) -> None:
+        if msg.get("Subject") is None:
+            return
+        try:
+            value = str(msg["Subject"])
+        except Exception as exc:
+            raise UnreadableContentError(f"undecodable Subject ({exc})", part=label) from exc
+        if not value.strip():
+            return
+
+        def set_subject(new: Sequence[tuple[str, ...]]) -> None:
+            msg.replace_header("Subject", "".join(new[0]))
+
+        self.doc._add([Segment(label, (value,))], set_subject)
+
+    def _addresses(self, msg: Message, name: str, label: str) -> None:
+        if msg.get(name) is None:
+            return
+        header = msg[name]
+        groups = getattr(header, "groups", None)
+        if groups is None:
+            return
+        raw = (
+            "".join(v for k, v in msg.raw_items() if k.lower() == name.lower()) if isinstance(msg, EmailMessage) else ""
+        )
+        comments = [
+            str(email.header.make_header(email.header.decode_header(m.group(1)))) for m in _COMMENT.finditer(raw)
+        ]
+        segments: list[Segment] = []
+        slots: list[tuple[str, int, int]] = []  # ("group", gi, -1) / ("addr", gi, ai) / ("comment", ci, -1)
+        for gi, g in enumerate(groups):
+            if g.display_name:
+                segments.append(Segment(label, (g.display_name,)))
+                slots.append(("group", gi, -1))
+            for ai, a in enumerate(g.addresses):
+                if a.display_name and a.display_name.strip():
+                    segments.append(Segment(label, (a.display_name,)))
+                    slots.append(("addr", gi, ai))
+        for ci, c in enumerate(comments):
+            if c.strip():
+                segments.append(Segment(f"{label} (comment)", (c,)))
+                slots.append(("comment", ci, -1))
+        if not segments:
+            return
+
+        def set_addresses(new: Sequence[tuple[str, ...]]) -> None:
+            names = {(kind, a, b): "".join(p) for (kind, a, b), p in zip(slots, new, strict=True)}
+            out: list[Group] = []
+            for gi, g in enumerate(groups):
+                addrs = [
+                    Address(display_name=names.get(("addr", gi, ai), a.display_name), addr_spec=a.addr_spec)
+                    for ai, a in enumerate(g.addresses)
+                ]
+                out.append(Group(names.get(("group", gi, -1), g.display_name), addrs))
+            value = ", ".join(str(g) if g.display_name else ", ".join(str(a) for a in g.addresses) for g in out)
+            # Comments have no place in the parsed header: they follow the addresses.
+            for ci, c in enumerate(comments):
+                text = names.get(("comment", ci, -1), c).replace("(", "[").replace(")", "]")
+                if text.strip():
+                    value += f" ({text})"
+            msg.replace_header(name, value)
+
+        self.doc._add(segments, set_addresses)
+
+    # -- body -----------------------------------------------------------------
+    def entity(self, part: Message, label: str, depth: int) -> None:
+        self.parts += 1
+        if self.parts > self.limits.max_parts:
+            raise LimitExceededError(f"more than {self.limits.max_parts} MIME parts", part=label)
+        if depth > self.limits.max_depth:
+            raise LimitExceededError(f"MIME parts nested deeper than {self.limits.max_depth}", part=label)
+        ctype = _content_type(part)
+        self._filename(part, label)
+        if ctype in _ENCRYPTED_TYPES or (ctype in _PKCS7 and "signed" not in str(part.get_param("smime-type") or "")):
+            self._cannot_read(
+                part,
+                label,
+                EncryptedContentError(f"{ctype} (encrypted; cannot be inspected)", part=label),
+                self.policy.encrypted,
+            )
+            return
+        if ctype in _PKCS7:
+            self._cannot_read(
+                part,
+                label,
+                UnsupportedContentError("opaque S/MIME signed-data cannot be inspected", part=label),
+                self.policy.unknown,
+            )
+            return
+        if ctype == "message/rfc822" or (
+            part.get_content_maintype() == "message" and isinstance(part.get_payload(), list)
+        ):
+            payload = part.get_payload()
+            if isinstance(payload, list) and payload and isinstance(payload[0], Message):
+                self.message(payload[0], f"{label} (attached message)", depth + 1)
+            return
+        if part.get_content_maintype() == "multipart" and not part.is_multipart():
+            # Declared multipart, but no boundary was found: what a client shows is this text.
+            self._plain(part, label)
+            return
+        if part.is_multipart():
+            children = [c for c in part.get_payload() if isinstance(c, Message)]
+            if ctype == "multipart/signed" and children:
+                self._signed(part, children, label, depth)
+                return
+            for i, child in enumerate(children, 1):
+                self.entity(child, f"{label}.{i}" if label != "body" else str(i), depth + 1)
+            return
+        if ctype in _SIGNATURES:
+            return  # a detached signature: no text, dealt with by its multipart/signed
+        filename = (part.get_filename() or "").lower()
+        maintype = ctype.split("/", 1)[0]
+        try:
+            if ctype == "text/html":
+                self._html(part, label)
+            elif maintype == "text" and ctype not in _PASS_TYPES:
+                self._plain(part, label)
+            elif ctype in DOCX_TYPES or filename.endswith((".docx", ".docm")):
+                self._docx(part, label)
+            elif ctype == "application/pdf" or filename.endswith(".pdf"):
+                self._pdf(part, label)
+            elif ctype in _PASS_TYPES:
+                return
+            elif maintype in ("image", "audio", "video"):
+                self._media(part, label)
+            else:
+                self._cannot_read(
+                    part,
+                    label,
+                    UnsupportedContentError(f"{ctype} attachment cannot be inspected", part=label),
+                    self.policy.unknown,
+                )
+        except ContentError as exc:
+            handling = self.policy.encrypted if isinstance(exc, EncryptedContentError) else self.policy.unreadable
+            if isinstance(exc, LimitExceededError):
+                raise
+            self._cannot_read(part, label, exc, handling)
+
+    def _filename(self, part: Message, label: str) -> None:
+        try:
+            name = part.get_filename()
+        except Exception:
+            name = None
+        if not name or not name.strip():
+            return
+
+        def set_name(new: Sequence[tuple[str, ...]]) -> None:
+            value = "".join(new[0])
+            if part.get("Content-Disposition") is not None:
+                part.set_param("filename", value, header="Content-Disposition")
+            if part.get_param("name") is not None:
+                part.set_param("name", value, header="Content-Type")
+
+        self.doc._add([Segment(f"{label} filename", (name,))], set_name)
+
+    def _text(self, part: Message, label: str) -> str:
+        try:
+            if isinstance(part, EmailMessage) and part.get_content_type() in ("text/plain", "text/html"):
+                content: object = part.get_content()
+            else:
+                content = part.get_payload(decode=True)
+        except (LookupError, UnicodeError, ValueError, AssertionError, KeyError) as exc:
+            raise UnreadableContentError(f"text cannot be decoded ({type(exc).__name__}: {exc})", part=label) from exc
+        if isinstance(content, bytes):
+            raw = content
+            charset = part.get_content_charset() or "utf-8"
+            try:
+                content = raw.decode(charset, "replace")
+            except LookupError:
+                content = raw.decode("utf-8", "replace")
+        if not isinstance(content, str):
+            raise UnreadableContentError("text part without text", part=label)
+        if _looks_binary(content):
+            raise UnsupportedContentError("binary data labelled as text cannot be inspected", part=label)
+        if len(content) > self.limits.text_max_chars:
+            raise LimitExceededError(
+                f"{len(content)} characters of text (limit {self.limits.text_max_chars})", part=label
+            )
+        return content
+
+    def _plain(self, part: Message, label: str) -> None:
+        text = self._text(part, label)
+        if not text.strip():
+            return
+
+        def set_text(new: Sequence[tuple[str, ...]]) -> None:
+            _set_text_payload(part, "".join(new[0]))
+
+        self.doc._add([Segment(f"{label} {part.get_content_type()}", (text,))], set_text)
+
+    def _html(self, part: Message, label: str) -> None:
+        html_doc = scan(self._text(part, label), f"{label} text/html")
+        segments = html_doc.segments
+        if not segments:
+            return
+
+        def set_html(new: Sequence[tuple[str, ...]]) -> None:
+            _set_text_payload(part, html_doc.rebuild_text(new))
+
+        self.doc._add(segments, set_html)
+
+    def _binary(self, part: Message, label: str) -> bytes:
+        data = part.get_payload(decode=True)
+        if not isinstance(data, bytes):
+            raise UnreadableContentError("attachment cannot be decoded", part=label)
+        return data
+
+    def _docx(self, part: Message, label: str) -> None:
+        name = part.get_filename() or "document.docx"
+        docx_doc = extract_docx(self._binary(part, label), part=f"{label} {name}", limits=self.limits)
+
+        def set_docx(new: Sequence[tuple[str, ...]]) -> None:
+            _set_binary_payload(part, docx_doc.rebuild(new))
+
+        self.doc._add(docx_doc.segments, set_docx)
+
+    def _pdf(self, part: Message, label: str) -> None:
+        name = part.get_filename() or "document.pdf"
+        pdf_doc = extract_pdf(self._binary(part, label), part=f"{label} {name}", limits=self.limits)
+
+        def set_pdf(new: Sequence[tuple[str, ...]]) -> None:
+            _set_binary_payload(part, pdf_doc.rebuild(new))
+            self.doc.notes.append(Note(f"{label} {name}", "re-rendered", "risky text in a PDF: forwarded as a new PDF"))
+
+        self.doc._add(pdf_doc.segments, set_pdf)
+
+    def _media(self, part: Message, label: str) -> None:
+        if self.policy.images == "pass":
+            return
+        err = UnsupportedContentError(f"{part.get_content_type()} cannot be inspected", part=label)
+        self._cannot_read(part, label, err, self.policy.images)
+
+    def _cannot_read(self, part: Message, label: str, err: ContentError, handling: Handling) -> None:
+        if handling == "quarantine":
+            raise err
+        if handling == "strip":
+            _strip(part, err.reason)
+            self.doc.notes.append(Note(label, "stripped", err.reason))
+        else:
+            self.doc.notes.append(Note(label, "passed uninspected", err.reason))
+
+    def _signed(self, part: Message, children: list[Message], label: str, depth: int) -> None:
+        start = len(self.doc._segments)
+        self.entity(children[0], f"{label}.1" if label != "body" else "1", depth + 1)
+        end = len(self.doc._segments)
+        if start == end:
+            return
+        signed = children[0]
+
+        def drop_signature(changed: bool) -> None:
+            # Only when a segment inside the signed part changed.
+            if not changed or signed.as_bytes() == original:
+                return
+            _replace_with(part, signed)
+            part[SIGNATURE_HEADER] = "removed: the signed content was sanitized and would no longer verify"
+            self.doc.notes.append(Note(label, "signature removed", "signed content sanitized"))
+
+        original = signed.as_bytes()
+        self.doc._after.append(drop_signature)
+
+
+def _content_type(part: Message) -> str:
+    """The declared type; from the file name when the declaration is broken."""
+    ctype = part.get_content_type()
+    header = part.get("Content-Type")
+    if header is None or getattr(header, "defects", None):
+        name = part.get_filename()
+        guess = mimetypes.guess_type(name)[0] if name else None
+        if guess:
+            return guess
+    return ctype
+
+
+def _looks_binary(text: str) -> bool:
+    sample = text[:4096]
+    if not sample:
+        return False
+    odd = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f") or ch == "\ufffd")
+    return odd > 0.1 * len(sample)
+
+
+def _set_text_payload(part: Message, text: str) -> None:
+    """New text in the part's own charset and transfer encoding; every other header kept."""
+    charset = part.get_content_charset() or "us-ascii"
+    try:
+        raw = text.encode(charset)
+    except (LookupError, UnicodeEncodeError):
+        charset = "utf-8"
+        raw = text.encode(charset)
+        part.set_param("charset", charset)
+    cte = (part.get("Content-Transfer-Encoding") or "7bit").strip().lower()
+    if cte not in ("base64", "quoted-printable", "8bit", "binary") and any(b > 127 for b in raw):
+        cte = "quoted-printable"  # 7bit cannot carry it
+        del part["Content-Transfer-Encoding"]
+        part["Content-Transfer-Encoding"] = cte
+    if cte == "base64":
+        body = base64.encodebytes(raw).decode("ascii")
+    elif cte == "quoted-printable":
+        body = quopri.encodestring(raw).decode("ascii")
+    else:
+        # The email package's own representation of 8-bit bytes in a str payload.
+        body = raw.decode("ascii", "surrogateescape")
+    part.set_payload(body)
+
+
+def _set_binary_payload(part: Message, data: bytes) -> None:
+    del part["Content-Transfer-Encoding"]
+    part["Content-Transfer-Encoding"] = "base64"
+    part.set_payload(base64.encodebytes(data).decode("ascii"))
+
+
+def _strip(part: Message, reason: str) -> None:
+    for h in list(part.keys()):
+        if h.lower().startswith("content-"):
+            del part[h]
+    part["Content-Type"] = "text/plain; charset=us-ascii"
+    part["Content-Disposition"] = "inline"
+    part.set_payload(f"[An attachment was removed by sanigate: {reason}.]\r\n")
+
+
+def _replace_with(container: Message, child: Message) -> None:
+    for h in list(container.keys()):
+        if h.lower().startswith("content-"):
+            del container[h]
+    for h, v in child.items():
+        if h.lower().startswith("content-"):
+            container[h] = v
+    container.set_payload(child.get_payload())

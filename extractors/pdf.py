@@ -1,0 +1,146 @@
+"""PDF: text by page with pdfminer.six; a risky PDF is re-rendered, never forwarded.
+
+A PDF's text cannot be edited in place with any certainty (fonts, glyph
+positions, text drawn as paths), so when anything on any page is risky the
+forwarded attachment is a *new* PDF with one page per original page, holding
+the sanitized text in plain typesetting. Layout, images and fonts are lost;
+nothing of the original file survives in it. A PDF with nothing risky passes
+unchanged.
+
+pdfminer runs in a child process with a time and memory limit: a hostile PDF
+(deep object graphs, decompression bombs) costs at most that, never the
+gateway.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing as mp
+import resource
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+from extractors.base import Segment
+from extractors.limits import Limits
+from gateway.errors import ContentError, EncryptedContentError, LimitExceededError, UnreadableContentError
+
+MIN_TEXT_CHARS = 16  # below this, a PDF with pages is taken to be images of text
+FONT_CANDIDATES = (
+    Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"),
+    Path("/usr/share/fonts/TTF/DejaVuSans.ttf"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class PdfPage:
+    text: str
+    width: float
+    height: float
+
+
+@dataclass(slots=True)
+class PdfDocument:
+    part: str
+    original: bytes
+    pages: list[PdfPage]
+
+    @property
+    def segments(self) -> list[Segment]:
+        return [Segment(f"{self.part} (page {i + 1})", (p.text,)) for i, p in enumerate(self.pages)]
+
+    def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
+        new = ["".join(p) for p in pieces]
+        if all(n == p.text for n, p in zip(new, self.pages, strict=True)):
+            return self.original
+        return render(
+            [PdfPage(text, p.width, p.height) for text, p in zip(new, self.pages, strict=True)],
+            title="Sanitized document",
+        )
+
+
+def _child(conn: Connection, data: bytes, max_pages: int, max_memory: int) -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
+    try:
+        from pdfminer.high_level import extract_pages
+        from pdfminer.layout import LAParams, LTTextContainer
+        from pdfminer.pdfdocument import PDFDocument
+        from pdfminer.pdfparser import PDFParser
+
+        parser = PDFParser(io.BytesIO(data))
+        try:
+            document = PDFDocument(parser)
+        except Exception as exc:
+            if "encrypt" in type(exc).__name__.lower() or "password" in type(exc).__name__.lower():
+                conn.send(("encrypted", f"{type(exc).__name__}"))
+                return
+            raise
+        if getattr(document, "encryption", None):
+            conn.send(("encrypted", "the document is encrypted"))
+            return
+        pages: list[tuple[str, float, float]] = []
+        for i, layout in enumerate(extract_pages(io.BytesIO(data), laparams=LAParams())):
+            if i >= max_pages:
+                conn.send(("limit", f"more than {max_pages} pages"))
+                return
+            text = "\n".join(el.get_text() for el in layout if isinstance(el, LTTextContainer))
+            pages.append((text, float(layout.width), float(layout.height)))
+        conn.send(("ok", pages))
+    except MemoryError:
+        conn.send(("limit", f"more than {max_memory // (1024 * 1024)} MB of memory"))
+    except Exception as exc:
+        conn.send(("unreadable", f"{type(exc).__name__}: {str(exc)[:200]}"))
+
+
+def extract_pdf(data: bytes, *, part: str, limits: Limits) -> PdfDocument:
+    if not data.lstrip()[:5] == b"%PDF-" and b"%PDF-" not in data[:1024]:
+        raise UnreadableContentError("not a PDF (no %PDF header)", part=part)
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, data, limits.pdf_max_pages, limits.pdf_max_memory), daemon=True)
+    proc.start()
+    send.close()
+    try:
+        if not recv.poll(limits.pdf_max_seconds):
+            raise LimitExceededError(f"text extraction took more than {limits.pdf_max_seconds:g} s", part=part)
+        status, payload = recv.recv()
+    except EOFError as exc:
+        raise UnreadableContentError("the PDF reader died on this file", part=part) from exc
+    finally:
+        recv.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+    errors: dict[str, type[ContentError]] = {
+        "encrypted": EncryptedContentError,
+        "limit": LimitExceededError,
+        "unreadable": UnreadableContentError,
+    }
+    if status in errors:
+        raise errors[status](str(payload), part=part)
+    pages = [PdfPage(t, w, h) for t, w, h in payload]
+    if pages and sum(len(p.text.strip()) for p in pages) < MIN_TEXT_CHARS:
+        raise UnreadableContentError(f"{len(pages)} page(s) but no text: images of text cannot be inspected", part=part)
+    return PdfDocument(part, data, pages)
+
+
+def render(pages: Sequence[PdfPage], *, title: str) -> bytes:
+    from fpdf import FPDF
+
+    pdf = FPDF(unit="pt")
+    pdf.set_title(title)
+    pdf.set_creator("sanigate")
+    pdf.set_auto_page_break(auto=True, margin=40)
+    font = next((f for f in FONT_CANDIDATES if f.exists()), None)
+    if font is not None:
+        pdf.add_font("Body", fname=str(font))
+        family = "Body"
+    else:
+        family = "Helvetica"
+    for page in pages or [PdfPage("", 595.0, 842.0)]:
+        pdf.add_page(format=(page.width or 595.0, page.height or 842.0))
+        pdf.set_font(family, size=10)
+        text = page.text if font is not None else page.text.encode("latin-1", "replace").decode("latin-1")
+        pdf.multi_cell(0, 13, text.replace("\x00", ""))
+    return bytes(pdf.output())

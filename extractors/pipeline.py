@@ -1,0 +1,221 @@
+"""Content in, sanitized content out: extract, decide once, rebuild, verify.
+
+The engine sees one document made of every segment of the content, so a term
+gets the same replacement in the Subject, both halves of a
+multipart/alternative, and a DOCX attachment. Policies apply one after
+another, each to the output of the previous. The rebuilt content is extracted
+again, and if any flagged term is still in it the content is held
+(``ResidualRiskError``), never forwarded.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from extractors.base import SEPARATOR, Extracted, Segment, apply_to_pieces, combine, locate, split
+from extractors.docx import extract_docx
+from extractors.limits import Limits
+from extractors.mail import ContentPolicy, MailDocument, Note, extract_mail
+from extractors.pdf import extract_pdf
+from extractors.plain import PlainDocument
+from gateway.errors import InputError, ResidualRiskError, SanigateError
+from gateway.model.engine import Engine
+from gateway.model.records import Decision, SanitizePolicy, SanitizeResult
+from gateway.model.rewrite import Edit, TextEdit, apply_text_edits, compose
+from gateway.model.terms import extract_terms
+
+Kind = Literal["mail", "docx", "pdf", "text"]
+DEFAULT_LIMITS = Limits()
+DEFAULT_CONTENT_POLICY = ContentPolicy()
+# Re-extraction of our own output must see every part, whatever the policy.
+_SEE_ALL = ContentPolicy(unknown="pass", images="pass", encrypted="pass", unreadable="pass")
+
+
+@dataclass(frozen=True, slots=True)
+class PartSpan:
+    part: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    kind: Kind
+    data: bytes
+    changed: bool
+    results: tuple[SanitizeResult, ...]
+    spans: tuple[tuple[PartSpan, ...], ...]  # per decision, in the order of ``decisions``
+    notes: tuple[Note, ...] = ()
+    segments: int = 0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def decisions(self) -> tuple[Decision, ...]:
+        return tuple(d for r in self.results for d in r.decisions)
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "changed": self.changed, "policies": []}
+        spans = iter(self.spans)
+        for r in self.results:
+            rep = r.as_report()
+            for d in rep["decisions"]:
+                d["parts"] = [{"part": s.part, "start": s.start, "end": s.end} for s in next(spans)]
+            out["policies"].append(rep)
+        if len(self.results) == 1:
+            out.update(out["policies"][0])
+        out["notes"] = [{"part": n.part, "action": n.action, "reason": n.reason} for n in self.notes]
+        return out
+
+
+def detect_kind(data: bytes, name: str = "") -> Kind:
+    low = name.lower()
+    if data[:5] == b"%PDF-" or low.endswith(".pdf"):
+        return "pdf"
+    if data[:2] == b"PK" and (b"[Content_Types].xml" in data[:65536] or low.endswith((".docx", ".docm"))):
+        return "docx"
+    if low.endswith(".docx"):
+        return "docx"
+    if low.endswith((".eml", ".msg")) or looks_like_mail(data):
+        return "mail"
+    return "text"
+
+
+def looks_like_mail(data: bytes) -> bool:
+    import re
+
+    head = data[:8192].lstrip(b"\r\n")
+    if head.startswith(b"From "):
+        head = head.split(b"\n", 1)[-1]
+    lines = head.split(b"\n")
+    fields = 0
+    for line in lines[:20]:
+        if not line.strip():
+            break
+        if re.match(rb"^[!-9;-~]+:", line):
+            fields += 1
+        elif not line[:1].isspace():
+            return False
+    return fields >= 2
+
+
+def extract(data: bytes, kind: Kind, *, name: str, limits: Limits, policy: ContentPolicy) -> Extracted:
+    if kind == "mail":
+        return extract_mail(data, part=name, limits=limits, policy=policy)
+    if kind == "docx":
+        return extract_docx(data, part=name, limits=limits)
+    if kind == "pdf":
+        return extract_pdf(data, part=name, limits=limits)
+    return PlainDocument.from_bytes(data, part=name)
+
+
+def sanitize_extracted(
+    extracted: Extracted, engine: Engine, policies: Sequence[SanitizePolicy]
+) -> tuple[list[tuple[str, ...]], list[SanitizeResult], list[tuple[PartSpan, ...]]]:
+    segments: Sequence[Segment] = extracted.segments
+    text, starts = combine(segments)
+    results: list[SanitizeResult] = []
+    spans: list[tuple[PartSpan, ...]] = []
+    composed: list[TextEdit] = []
+    current = text
+    for policy in policies:
+        if not current.strip():
+            break
+        flagged = frozenset(d.term for r in results for d in r.decisions)
+        result = engine.sanitize(current, policy, avoid=flagged)
+        stage_starts = _starts(split(current, len(segments)) or [])
+        for d in result.decisions:
+            spans.append(tuple(PartSpan(*locate(stage_starts, segments, s)) for s in d.spans))
+        composed = compose(composed, current, [Edit(e.start, e.end, e.text, e.start) for e in result.edits])
+        results.append(result)
+        current = result.text
+    if split(current, len(segments)) is None or apply_text_edits(text, composed) != current:
+        raise SanigateError("segment layout lost while sanitizing; held for review")
+    per_segment: list[list[tuple[int, int, str]]] = [[] for _ in segments]
+    for e in composed:
+        i = max(0, bisect.bisect_right(starts, e.start) - 1)
+        per_segment[i].append((e.start - starts[i], e.end - starts[i], e.text))
+    pieces = [apply_to_pieces(seg.pieces, edits) for seg, edits in zip(segments, per_segment, strict=True)]
+    return pieces, results, spans
+
+
+def _starts(texts: Sequence[str]) -> list[int]:
+    out, pos = [], 0
+    for t in texts:
+        out.append(pos)
+        pos += len(t) + len(SEPARATOR)
+    return out
+
+
+def process(
+    data: bytes,
+    *,
+    engine: Engine,
+    policies: Sequence[SanitizePolicy],
+    name: str = "input",
+    kind: Kind | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    content_policy: ContentPolicy = DEFAULT_CONTENT_POLICY,
+    verify: bool = True,
+) -> Outcome:
+    if not data.strip():
+        raise InputError(f"{name}: the file is empty")
+    kind = kind or detect_kind(data, name)
+    try:
+        return _process(data, kind, engine, policies, name, limits, content_policy, verify)
+    except SanigateError as exc:
+        raise exc.naming(name) from exc.__cause__
+
+
+def _process(
+    data: bytes,
+    kind: Kind,
+    engine: Engine,
+    policies: Sequence[SanitizePolicy],
+    name: str,
+    limits: Limits,
+    content_policy: ContentPolicy,
+    verify: bool,
+) -> Outcome:
+    extracted = extract(data, kind, name=name, limits=limits, policy=content_policy)
+    pieces, results, spans = sanitize_extracted(extracted, engine, policies)
+    notes: list[Note] = list(extracted.notes) if isinstance(extracted, MailDocument) else []
+    changed = any(r.decisions for r in results)
+    if not changed and not notes:
+        return Outcome(kind, data, False, tuple(results), tuple(spans), (), len(extracted.segments))
+    out = extracted.rebuild(pieces)
+    if isinstance(extracted, MailDocument):
+        notes = list(extracted.notes)
+    if verify and changed:
+        check_output(out, kind, engine=engine, results=results, name=name, limits=limits)
+    return Outcome(kind, out, changed, tuple(results), tuple(spans), tuple(notes), len(extracted.segments))
+
+
+def check_output(
+    data: bytes,
+    kind: Kind,
+    *,
+    engine: Engine,
+    results: Sequence[SanitizeResult],
+    name: str,
+    limits: Limits,
+) -> None:
+    """Extract the rebuilt content again; a flagged term still in it is a leak."""
+    flagged = {d.term for r in results for d in r.decisions}
+    again = extract(data, kind, name=name, limits=limits, policy=_SEE_ALL)
+    text, _ = combine(again.segments)
+    _tokens, occs = extract_terms(text, engine.language.lemmatize, engine.phrase_set)
+    left = sorted(flagged & {o.key for o in occs})
+    if left:
+        raise ResidualRiskError(f"after rebuilding, flagged term(s) still present: {', '.join(left[:5])}", part=name)
+
+
+def process_file(path: Path, **kwargs: Any) -> Outcome:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})") from exc
+    return process(data, name=path.name, **kwargs)

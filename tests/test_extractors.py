@@ -1,0 +1,388 @@
+"""Extract, sanitize and rebuild every kind of part; the result must still be a proper message."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import io
+import zipfile
+from email.message import EmailMessage
+from pathlib import Path
+
+import docx
+import pytest
+from docx.shared import RGBColor
+
+from extractors.base import Segment, apply_to_pieces, combine, split
+from extractors.html import scan
+from extractors.limits import Limits
+from extractors.mail import SIGNATURE_HEADER, ContentPolicy
+from extractors.pipeline import check_output, process
+from gateway.errors import (
+    EncryptedContentError,
+    LimitExceededError,
+    ResidualRiskError,
+    UnsupportedContentError,
+)
+from gateway.model.engine import Engine
+from gateway.model.records import SanitizePolicy
+
+HIV = [SanitizePolicy(entities=("HIV",), alpha=1.5)]
+HIV_LA = [SanitizePolicy(entities=("HIV", "Los Angeles"), alpha=1.5)]
+SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
+
+
+def parse(data: bytes) -> EmailMessage:
+    msg = email.message_from_bytes(data, policy=email.policy.default)
+    assert isinstance(msg, EmailMessage)
+    return msg
+
+
+def all_text(msg: EmailMessage) -> str:
+    """Everything a reader of the message could see, decoded."""
+    out = [str(msg.get("Subject", "")), str(msg.get("From", "")), str(msg.get("To", ""))]
+    for part in msg.walk():
+        out.append(part.get_filename() or "")
+        if part.get_content_type() == "text/html":  # what a reader sees of it
+            out.extend(seg.text for seg in scan(part.get_content(), "h").segments)
+        elif part.get_content_maintype() == "text":
+            out.append(part.get_content())
+    return "\n".join(out)
+
+
+def shape(msg: EmailMessage) -> list[tuple[str, bool]]:
+    return [(p.get_content_type(), p.get_filename() is not None) for p in msg.walk()]
+
+
+# -- pieces and segments --------------------------------------------------------
+
+
+def test_edits_land_in_the_piece_where_the_term_began() -> None:
+    pieces = ("The ", "Los", " Angeles clinic")
+    assert apply_to_pieces(pieces, [(4, 15, "a city")]) == ("The ", "a city", " clinic")
+    assert apply_to_pieces(("an ", "HIV", " test"), [(0, 2, "a"), (3, 6, "virus")]) == ("a ", "virus", " test")
+    assert apply_to_pieces(("unchanged",), []) == ("unchanged",)
+    assert apply_to_pieces(("ab", "cd"), [(4, 4, "!")]) == ("ab", "cd!")
+
+
+def test_combine_and_split_are_inverse() -> None:
+    segs = [Segment("a", ("one",)), Segment("b", ("two", " three")), Segment("c", ("par\u2029sep",))]
+    text, starts = combine(segs)
+    assert split(text, 3) == ["one", "two three", "par\nsep"]
+    assert starts[1] == text.index("two")
+
+
+def test_html_scan_skips_script_and_keeps_markup() -> None:
+    src = '<p class="x">HIV <a href="/hiv">test</a></p><script>var hiv = "HIV";</script><img alt="HIV chart" src=a.png>'
+    doc = scan(src, "html")
+    assert [s.text for s in doc.segments] == ["HIV test", "HIV chart"]
+    out = doc.rebuild_text([("virus ", "test"), ("virus chart",)])
+    expected = src.replace('">HIV <a', '">virus <a').replace('alt="HIV chart"', 'alt="virus chart"')
+    assert out == expected
+
+
+# -- mail -----------------------------------------------------------------------
+
+
+def make_mail() -> bytes:
+    msg = EmailMessage()
+    msg["From"] = '"HIV Clinic" <clinic@example.org>'
+    msg["To"] = "Dr Smith <smith@example.com>, plain@example.com"
+    msg["Subject"] = "HIV test: café meeting in Los Angeles"
+    msg.set_content(
+        "The patient had an HIV test in Los Angeles.\nShe started antiretroviral therapy.\n", charset="iso-8859-1",
+        cte="quoted-printable",
+    )  # fmt: skip
+    msg.add_alternative(
+        "<html><body><p>The patient had an <b>HIV</b> test in Los <i>Angeles</i>.</p>"
+        '<img src="cid:x" alt="HIV chart" title="Los Angeles clinic"><a href="https://example.org/hiv">link</a>'
+        "<script>var s = 'HIV';</script></body></html>",
+        subtype="html",
+    )
+    msg.add_attachment(b"plain attachment text about HIV", maintype="text", subtype="plain",
+                       filename="HIV results für Los Angeles.txt")  # fmt: skip
+    inner = EmailMessage()
+    inner["Subject"] = "Fwd: HIV clinic hours"
+    inner["From"] = "nurse@example.org"
+    inner.set_content("The HIV clinic in Los Angeles opens at nine.\n")
+    msg.add_attachment(inner)
+    return msg.as_bytes()
+
+
+def test_mail_round_trip(engine: Engine) -> None:
+    data = make_mail()
+    outcome = process(data, engine=engine, policies=HIV_LA, name="m.eml")
+    assert outcome.kind == "mail" and outcome.changed
+    before, after = parse(data), parse(outcome.data)
+    assert shape(after) == shape(before)  # same parts, types and attachments
+    seen = all_text(after)
+    for term in ("HIV", "Los Angeles", "antiretroviral"):
+        assert term not in seen
+    # Addresses route the mail: untouched.
+    assert [a.addr_spec for a in after["To"].addresses] == ["smith@example.com", "plain@example.com"]
+    assert after["From"].addresses[0].addr_spec == "clinic@example.org"
+    # Charset and transfer encoding of the text part are kept.
+    plain = next(p for p in after.walk() if p.get_content_type() == "text/plain" and not p.get_filename())
+    assert plain.get_content_charset() == "iso-8859-1"
+    assert plain["Content-Transfer-Encoding"] == "quoted-printable"
+    # HTML: markup, links and scripts untouched, text and alt/title changed.
+    html = next(p for p in after.walk() if p.get_content_type() == "text/html").get_content()
+    assert 'href="https://example.org/hiv"' in html and "var s = 'HIV';" in html
+    assert "<b>" in html and "<i>" in html
+    # The reports says which part each span came from.
+    parts = {s.part for spans in outcome.spans for s in spans}
+    assert any("header Subject" in p for p in parts) and any("text/html" in p for p in parts)
+    assert any("filename" in p for p in parts) and any("attached message" in p for p in parts)
+
+
+def test_alternative_parts_get_the_same_decisions(engine: Engine) -> None:
+    after = parse(process(make_mail(), engine=engine, policies=HIV_LA, name="m.eml").data)
+    plain = next(p for p in after.walk() if p.get_content_type() == "text/plain" and not p.get_filename())
+    html = next(p for p in after.walk() if p.get_content_type() == "text/html")
+    first_line = plain.get_content().splitlines()[0]
+    html_doc = scan(html.get_content(), "h")
+    assert html_doc.segments[0].text == first_line  # same sentence, same replacements
+
+
+def test_subject_is_reencoded(engine: Engine) -> None:
+    out = process(make_mail(), engine=engine, policies=HIV_LA, name="m.eml").data
+    raw_subject = out.split(b"\r\nSubject: ", 1)[1].split(b"\r\n", 1)[0]
+    assert b"=?" in raw_subject  # non-ASCII stays RFC 2047-encoded
+    assert "café" in str(parse(out)["Subject"])
+
+
+def test_format_flowed_and_base64_kept(engine: Engine) -> None:
+    msg = EmailMessage()
+    msg["Subject"] = "note"
+    msg.set_content("The patient had an HIV test. \nResults follow.\n", cte="base64")
+    msg.set_param("format", "flowed")
+    out = parse(process(msg.as_bytes(), engine=engine, policies=HIV, name="f.eml").data)
+    assert out.get_param("format") == "flowed"
+    assert out["Content-Transfer-Encoding"] == "base64"
+    assert "HIV" not in out.get_content()
+
+
+def test_unchanged_message_passes_byte_for_byte(engine: Engine) -> None:
+    msg = EmailMessage()
+    msg["Subject"] = "Lunch"
+    msg.set_content("Shall we meet for lunch at the usual place on Friday?\n")
+    data = msg.as_bytes()
+    outcome = process(data, engine=engine, policies=HIV, name="l.eml")
+    assert not outcome.changed and outcome.data == data
+
+
+def test_encrypted_parts_are_held(engine: Engine) -> None:
+    msg = EmailMessage()
+    msg["Subject"] = "secret"
+    msg.set_content(b"\x30\x82\x01", maintype="application", subtype="pkcs7-mime",
+                    params={"smime-type": "enveloped-data"}, filename="smime.p7m")  # fmt: skip
+    with pytest.raises(EncryptedContentError) as info:
+        process(msg.as_bytes(), engine=engine, policies=HIV, name="e.eml")
+    assert info.value.reason == "encrypted"
+
+
+def signed_mail(body: str) -> bytes:
+    inner = EmailMessage()
+    inner.set_content(body)
+    sig = EmailMessage()
+    sig.set_content(b"fake-signature-bytes", maintype="application", subtype="pgp-signature")
+    outer = EmailMessage()
+    outer["Subject"] = "signed"
+    outer.make_mixed()
+    outer.set_type("multipart/signed")
+    outer.set_param("protocol", "application/pgp-signature")
+    outer.attach(inner)
+    outer.attach(sig)
+    return outer.as_bytes()
+
+
+def test_signed_mail_untouched_without_changes(engine: Engine) -> None:
+    data = signed_mail("See you at the meeting on Monday.\n")
+    outcome = process(data, engine=engine, policies=HIV, name="s.eml")
+    assert not outcome.changed and outcome.data == data
+
+
+def test_signed_mail_loses_its_signature_when_changed(engine: Engine) -> None:
+    outcome = process(signed_mail("The patient had an HIV test.\n"), engine=engine, policies=HIV, name="s.eml")
+    after = parse(outcome.data)
+    assert after.get_content_type() == "text/plain"
+    assert "removed" in after[SIGNATURE_HEADER]
+    assert "HIV" not in after.get_content()
+    assert any(n.action == "signature removed" for n in outcome.notes)
+
+
+def image_mail() -> bytes:
+    msg = EmailMessage()
+    msg["Subject"] = "photo"
+    msg.set_content("A photo of the HIV clinic.\n")
+    msg.add_attachment(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64, maintype="image", subtype="png", filename="clinic.png")
+    return msg.as_bytes()
+
+
+def test_images_pass_strip_or_quarantine_by_policy(engine: Engine) -> None:
+    passed = parse(process(image_mail(), engine=engine, policies=HIV, name="i.eml").data)
+    assert any(p.get_content_type() == "image/png" for p in passed.walk())
+    stripped = process(image_mail(), engine=engine, policies=HIV, name="i.eml",
+                       content_policy=ContentPolicy(images="strip"))  # fmt: skip
+    assert not any(p.get_content_type() == "image/png" for p in parse(stripped.data).walk())
+    assert any(n.action == "stripped" for n in stripped.notes)
+    with pytest.raises(UnsupportedContentError):
+        process(
+            image_mail(), engine=engine, policies=HIV, name="i.eml", content_policy=ContentPolicy(images="quarantine")
+        )
+
+
+def test_unknown_binary_attachment_is_held_by_default(engine: Engine) -> None:
+    msg = EmailMessage()
+    msg["Subject"] = "data"
+    msg.set_content("See attached.\n")
+    msg.add_attachment(b"\x00\x01\x02", maintype="application", subtype="octet-stream", filename="blob.bin")
+    with pytest.raises(UnsupportedContentError, match="octet-stream"):
+        process(msg.as_bytes(), engine=engine, policies=HIV, name="b.eml")
+
+
+def test_limits_nesting_and_headers(engine: Engine) -> None:
+    msg = EmailMessage()
+    msg.set_content("innermost HIV text\n")
+    for _ in range(20):
+        outer = EmailMessage()
+        outer["Subject"] = "fwd"
+        outer.add_attachment(msg)
+        msg = outer
+    with pytest.raises(LimitExceededError, match="nested"):
+        process(msg.as_bytes(), engine=engine, policies=HIV, name="deep.eml")
+    huge = b"Subject: " + b"x" * 300_000 + b"\r\nFrom: a@b.c\r\n\r\nbody\r\n"
+    with pytest.raises(LimitExceededError, match="headers"):
+        process(huge, engine=engine, policies=HIV, name="huge.eml")
+
+
+# -- DOCX -----------------------------------------------------------------------
+
+
+def make_docx() -> bytes:
+    d = docx.Document()
+    d.core_properties.title = "HIV clinic report"
+    d.core_properties.keywords = "HIV, Los Angeles"
+    d.core_properties.author = "Los Angeles HIV Unit"
+    p = d.add_paragraph("The patient had an ")
+    run = p.add_run("HIV")
+    run.bold = True
+    run.font.color.rgb = RGBColor(0xC0, 0x00, 0x00)
+    p.add_run(" test in Los ")
+    p.add_run("Angeles").italic = True
+    p.add_run(".")
+    table = d.add_table(rows=1, cols=2)
+    table.cell(0, 0).text = "Diagnosis"
+    table.cell(0, 1).text = "HIV"
+    d.sections[0].header.paragraphs[0].text = "HIV clinic, Los Angeles"
+    d.sections[0].footer.paragraphs[0].text = "Confidential: HIV"
+    buf = io.BytesIO()
+    d.save(buf)
+    return _with_tracked_deletion(buf.getvalue())
+
+
+def _with_tracked_deletion(data: bytes) -> bytes:
+    """Add a tracked deletion of 'antiretroviral therapy' to the body, as Word writes it."""
+    src = zipfile.ZipFile(io.BytesIO(data))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            body = src.read(item.filename)
+            if item.filename == "word/document.xml":
+                deletion = (
+                    b'<w:p><w:r><w:t xml:space="preserve">Kept text. </w:t></w:r>'
+                    b'<w:del w:id="1" w:author="x" w:date="2024-01-01T00:00:00Z"><w:r>'
+                    b"<w:delText>antiretroviral therapy</w:delText></w:r></w:del></w:p>"
+                )
+                body = body.replace(b"<w:sectPr", deletion + b"<w:sectPr", 1)
+            dst.writestr(item, body)
+    return out.getvalue()
+
+
+def docx_xml(data: bytes) -> str:
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        return "\n".join(z.read(n).decode("utf-8") for n in z.namelist() if n.endswith(".xml"))
+
+
+def test_docx_round_trip(engine: Engine) -> None:
+    data = make_docx()
+    assert "antiretroviral" in docx_xml(data)
+    outcome = process(data, engine=engine, policies=HIV_LA, name="r.docx")
+    assert outcome.kind == "docx" and outcome.changed
+    xml = docx_xml(outcome.data)
+    for term in ("HIV", "Los Angeles", "antiretroviral", "delText"):
+        assert term not in xml
+    d = docx.Document(io.BytesIO(outcome.data))
+    assert "HIV" not in d.core_properties.title and "HIV" not in d.core_properties.author
+    assert d.sections[0].header.paragraphs[0].text and "HIV" not in d.sections[0].header.paragraphs[0].text
+    assert "HIV" not in d.tables[0].cell(0, 1).text
+
+
+def test_docx_replaced_run_keeps_its_formatting(engine: Engine) -> None:
+    d = docx.Document(io.BytesIO(process(make_docx(), engine=engine, policies=HIV_LA, name="r.docx").data))
+    runs = d.paragraphs[0].runs
+    bold = [r for r in runs if r.bold]
+    assert len(bold) == 1
+    assert bold[0].text and bold[0].text != "HIV"  # the replacement sits in the formatted run
+    assert bold[0].font.color.rgb == RGBColor(0xC0, 0x00, 0x00)
+    assert "Los" not in d.paragraphs[0].text and "Angeles" not in d.paragraphs[0].text
+
+
+def test_zip_bomb_is_refused(engine: Engine) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("[Content_Types].xml", "<Types/>")
+        z.writestr("word/document.xml", b"\0" * (300 * 1024 * 1024))
+    with pytest.raises(LimitExceededError, match=r"zip bomb|uncompressed"):
+        process(buf.getvalue(), engine=engine, policies=HIV, name="bomb.docx")
+
+
+# -- PDF ------------------------------------------------------------------------
+
+
+def make_pdf(pages: list[str]) -> bytes:
+    from extractors.pdf import PdfPage, render
+
+    return render([PdfPage(t, 595, 842) for t in pages], title="test")
+
+
+def test_risky_pdf_is_rerendered(engine: Engine) -> None:
+    from extractors.pdf import extract_pdf
+
+    data = make_pdf(["The patient had an HIV test in Los Angeles.", "Page two: antiretroviral therapy."])
+    outcome = process(data, engine=engine, policies=HIV_LA, name="r.pdf")
+    assert outcome.changed and outcome.data != data and outcome.data.startswith(b"%PDF-")
+    pages = extract_pdf(outcome.data, part="out", limits=Limits()).pages
+    assert len(pages) == 2
+    text = " ".join(p.text for p in pages)
+    assert "HIV" not in text and "Los Angeles" not in text and "patient" in text
+
+
+def test_safe_pdf_passes_unchanged(engine: Engine) -> None:
+    data = make_pdf(["Minutes of the garden committee: the roses need water."])
+    outcome = process(data, engine=engine, policies=HIV, name="s.pdf")
+    assert not outcome.changed and outcome.data == data
+
+
+def test_pdf_page_limit(engine: Engine) -> None:
+    data = make_pdf([f"page {i}" for i in range(12)])
+    with pytest.raises(LimitExceededError, match="pages"):
+        process(data, engine=engine, policies=HIV, name="long.pdf", limits=Limits(pdf_max_pages=5))
+
+
+def test_encrypted_pdf_is_held(engine: Engine) -> None:
+    data = (SAMPLES / "pdf/pdfminer/encryption/aes-128.pdf").read_bytes()
+    with pytest.raises(EncryptedContentError):
+        process(data, engine=engine, policies=HIV, name="aes-128.pdf")
+
+
+# -- fail closed --------------------------------------------------------------------
+
+
+def test_a_flagged_term_left_in_the_output_is_a_leak(engine: Engine) -> None:
+    text = "The patient had an HIV test."
+    result = engine.sanitize(text, HIV[0])
+    assert result.decisions
+    with pytest.raises(ResidualRiskError, match="hiv"):
+        check_output(text.encode(), "text", engine=engine, results=[result], name="t.txt", limits=Limits())
+    check_output(result.text.encode(), "text", engine=engine, results=[result], name="t.txt", limits=Limits())
