@@ -73,11 +73,11 @@ def _child(conn: Connection, data: bytes, max_pages: int, max_memory: int) -> No
             document = PDFDocument(parser)
         except Exception as exc:
             if "encrypt" in type(exc).__name__.lower() or "password" in type(exc).__name__.lower():
-                conn.send(("encrypted", f"{type(exc).__name__}"))
+                conn.send(("encrypted", f"encrypted PDF: a password is needed ({type(exc).__name__})"))
                 return
             raise
         if getattr(document, "encryption", None):
-            conn.send(("encrypted", "the document is encrypted"))
+            conn.send(("encrypted", "encrypted PDF (readable without a password, but held as encrypted)"))
             return
         pages: list[tuple[str, float, float]] = []
         for i, layout in enumerate(extract_pages(io.BytesIO(data), laparams=LAParams())):

@@ -185,7 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handlers[args.command](args)
     except SanigateError as exc:
         log.debug("error", exc_info=True)
-        print(f"sanigate: error: {exc.message}", file=sys.stderr)
+        reason = getattr(exc, "reason", None)
+        print(f"sanigate: error: {exc.message}" + (f" [{reason}]" if reason else ""), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130

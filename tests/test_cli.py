@@ -99,3 +99,28 @@ def test_index_build_and_use(tmp_path: Path) -> None:
     ex = run("explain", "tomato", "--entity", "garden", "--alpha", "1", "--index", idx)
     assert ex.returncode == 0, ex.stderr
     assert "in 2 documents of K" in ex.stdout
+
+
+def test_sanitize_eml_docx_pdf(tmp_path: Path) -> None:
+    from builders import make_docx, make_mail, make_pdf
+
+    for name, data in (("m.eml", make_mail()), ("r.docx", make_docx()),
+                       ("p.pdf", make_pdf(["The patient had an HIV test."]))):  # fmt: skip
+        src, out, report = tmp_path / name, tmp_path / f"out-{name}", tmp_path / f"{name}.json"
+        src.write_bytes(data)
+        proc = run("sanitize", src, "-e", "HIV", "--out", out, "--report", report)
+        assert proc.returncode == 0, proc.stderr
+        assert out.read_bytes() != data
+        rep = json.loads(report.read_text(encoding="utf-8"))
+        assert rep["changed"] is True
+        assert all(d["parts"] for d in rep["decisions"])
+        assert {"part", "start", "end"} <= set(rep["decisions"][0]["parts"][0])
+
+
+def test_encrypted_pdf_is_a_typed_error(tmp_path: Path) -> None:
+    from builders import SAMPLES
+
+    proc = run("sanitize", SAMPLES / "pdf/pdfminer/encryption/rc4-40.pdf", "-e", "HIV", "--out", tmp_path / "x.pdf")
+    assert proc.returncode == 1
+    assert "rc4-40.pdf" in proc.stderr and "encrypted" in proc.stderr.lower()
+    assert "Traceback" not in proc.stderr

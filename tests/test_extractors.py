@@ -7,10 +7,10 @@ import email.policy
 import io
 import zipfile
 from email.message import EmailMessage
-from pathlib import Path
 
 import docx
 import pytest
+from builders import SAMPLES, make_docx, make_mail, make_pdf
 from docx.shared import RGBColor
 
 from extractors.base import Segment, apply_to_pieces, combine, split
@@ -29,7 +29,6 @@ from gateway.model.records import SanitizePolicy
 
 HIV = [SanitizePolicy(entities=("HIV",), alpha=1.5)]
 HIV_LA = [SanitizePolicy(entities=("HIV", "Los Angeles"), alpha=1.5)]
-SAMPLES = Path(__file__).resolve().parents[2] / "shared" / "samples"
 
 
 def parse(data: bytes) -> EmailMessage:
@@ -84,31 +83,6 @@ def test_html_scan_skips_script_and_keeps_markup() -> None:
 # -- mail -----------------------------------------------------------------------
 
 
-def make_mail() -> bytes:
-    msg = EmailMessage()
-    msg["From"] = '"HIV Clinic" <clinic@example.org>'
-    msg["To"] = "Dr Smith <smith@example.com>, plain@example.com"
-    msg["Subject"] = "HIV test: café meeting in Los Angeles"
-    msg.set_content(
-        "The patient had an HIV test in Los Angeles.\nShe started antiretroviral therapy.\n", charset="iso-8859-1",
-        cte="quoted-printable",
-    )  # fmt: skip
-    msg.add_alternative(
-        "<html><body><p>The patient had an <b>HIV</b> test in Los <i>Angeles</i>.</p>"
-        '<img src="cid:x" alt="HIV chart" title="Los Angeles clinic"><a href="https://example.org/hiv">link</a>'
-        "<script>var s = 'HIV';</script></body></html>",
-        subtype="html",
-    )
-    msg.add_attachment(b"plain attachment text about HIV", maintype="text", subtype="plain",
-                       filename="HIV results für Los Angeles.txt")  # fmt: skip
-    inner = EmailMessage()
-    inner["Subject"] = "Fwd: HIV clinic hours"
-    inner["From"] = "nurse@example.org"
-    inner.set_content("The HIV clinic in Los Angeles opens at nine.\n")
-    msg.add_attachment(inner)
-    return msg.as_bytes()
-
-
 def test_mail_round_trip(engine: Engine) -> None:
     data = make_mail()
     outcome = process(data, engine=engine, policies=HIV_LA, name="m.eml")
@@ -160,6 +134,17 @@ def test_format_flowed_and_base64_kept(engine: Engine) -> None:
     assert out.get_param("format") == "flowed"
     assert out["Content-Transfer-Encoding"] == "base64"
     assert "HIV" not in out.get_content()
+
+
+def test_comments_in_address_headers(engine: Engine) -> None:
+    raw = (
+        b"From: clinic@example.org (HIV clinic, Los Angeles)\r\nTo: a@example.com\r\nSubject: hello\r\n"
+        b"MIME-Version: 1.0\r\nContent-Type: text/plain\r\n\r\nSee you.\r\n"
+    )
+    out = process(raw, engine=engine, policies=HIV_LA, name="c.eml").data
+    head = out.split(b"\r\n\r\n", 1)[0]
+    assert b"HIV" not in head and b"Los Angeles" not in head
+    assert parse(out)["From"].addresses[0].addr_spec == "clinic@example.org"
 
 
 def test_unchanged_message_passes_byte_for_byte(engine: Engine) -> None:
@@ -259,46 +244,6 @@ def test_limits_nesting_and_headers(engine: Engine) -> None:
 # -- DOCX -----------------------------------------------------------------------
 
 
-def make_docx() -> bytes:
-    d = docx.Document()
-    d.core_properties.title = "HIV clinic report"
-    d.core_properties.keywords = "HIV, Los Angeles"
-    d.core_properties.author = "Los Angeles HIV Unit"
-    p = d.add_paragraph("The patient had an ")
-    run = p.add_run("HIV")
-    run.bold = True
-    run.font.color.rgb = RGBColor(0xC0, 0x00, 0x00)
-    p.add_run(" test in Los ")
-    p.add_run("Angeles").italic = True
-    p.add_run(".")
-    table = d.add_table(rows=1, cols=2)
-    table.cell(0, 0).text = "Diagnosis"
-    table.cell(0, 1).text = "HIV"
-    d.sections[0].header.paragraphs[0].text = "HIV clinic, Los Angeles"
-    d.sections[0].footer.paragraphs[0].text = "Confidential: HIV"
-    buf = io.BytesIO()
-    d.save(buf)
-    return _with_tracked_deletion(buf.getvalue())
-
-
-def _with_tracked_deletion(data: bytes) -> bytes:
-    """Add a tracked deletion of 'antiretroviral therapy' to the body, as Word writes it."""
-    src = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
-        for item in src.infolist():
-            body = src.read(item.filename)
-            if item.filename == "word/document.xml":
-                deletion = (
-                    b'<w:p><w:r><w:t xml:space="preserve">Kept text. </w:t></w:r>'
-                    b'<w:del w:id="1" w:author="x" w:date="2024-01-01T00:00:00Z"><w:r>'
-                    b"<w:delText>antiretroviral therapy</w:delText></w:r></w:del></w:p>"
-                )
-                body = body.replace(b"<w:sectPr", deletion + b"<w:sectPr", 1)
-            dst.writestr(item, body)
-    return out.getvalue()
-
-
 def docx_xml(data: bytes) -> str:
     with zipfile.ZipFile(io.BytesIO(data)) as z:
         return "\n".join(z.read(n).decode("utf-8") for n in z.namelist() if n.endswith(".xml"))
@@ -316,6 +261,7 @@ def test_docx_round_trip(engine: Engine) -> None:
     assert "HIV" not in d.core_properties.title and "HIV" not in d.core_properties.author
     assert d.sections[0].header.paragraphs[0].text and "HIV" not in d.sections[0].header.paragraphs[0].text
     assert "HIV" not in d.tables[0].cell(0, 1).text
+    assert "comments.xml" in str(outcome.spans)  # the comment was read, and sanitized above
 
 
 def test_docx_replaced_run_keeps_its_formatting(engine: Engine) -> None:
@@ -338,12 +284,6 @@ def test_zip_bomb_is_refused(engine: Engine) -> None:
 
 
 # -- PDF ------------------------------------------------------------------------
-
-
-def make_pdf(pages: list[str]) -> bytes:
-    from extractors.pdf import PdfPage, render
-
-    return render([PdfPage(t, 595, 842) for t in pages], title="test")
 
 
 def test_risky_pdf_is_rerendered(engine: Engine) -> None:

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-NORMALIZATION_VERSION = 1
+NORMALIZATION_VERSION = 2
 
 Lemmatizer = Callable[[str], str]
 """Maps a lower-case word to its lemma (plural -> singular, verb -> base)."""

@@ -1,0 +1,309 @@
+"""The gateway's configuration: one TOML file, validated whole at start and on reload.
+
+Every error names the file, the key and what is wrong, so that a reload that
+fails can be logged and the old configuration kept.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from extractors.mail import ContentPolicy
+from gateway.errors import ConfigError
+from gateway.model.records import SanitizePolicy
+
+_HANDLING = ("pass", "strip", "quarantine")
+_ON_FAILURE = ("quarantine", "reject", "tempfail")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyConfig:
+    name: str
+    sanitize: SanitizePolicy
+    content: ContentPolicy
+    on_failure: str = "quarantine"  # what to do with a message sanigate cannot sanitize
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SenderRule:
+    match: str
+    policies: tuple[str, ...]
+
+    @property
+    def kind(self) -> int:
+        """Precedence: exact address 0, domain 1, wildcard 2, default 3."""
+        if self.match == "default":
+            return 3
+        if any(ch in self.match for ch in "*?["):
+            return 2
+        if "@" not in self.match or self.match.startswith("@"):
+            return 1
+        return 0
+
+    def matches(self, sender: str) -> bool:
+        s = sender.lower()
+        m = self.match.lower()
+        kind = self.kind
+        if kind == 0:
+            return s == m
+        if kind == 1:
+            domain = m.lstrip("@")
+            return s.rpartition("@")[2] == domain
+        if kind == 2:
+            return fnmatch.fnmatchcase(s, m)
+        return True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ServerConfig:
+    host: str = "127.0.0.1"
+    port: int = 10025
+    hostname: str = "sanigate"
+    max_message_size: int = 25 * 1024 * 1024
+    max_in_flight: int = 32  # messages accepted for processing at once; beyond: 421/451
+    workers: int = 2
+    process_timeout: float = 120.0
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    metrics_host: str = "127.0.0.1"
+    metrics_port: int = 0  # 0: no metrics endpoint
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UpstreamConfig:
+    host: str | None = None  # None: deliver into ``maildir``
+    port: int = 10026
+    timeout: float = 30.0
+    maildir: Path = Path("var/maildir")
+    xforward: bool = True
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StoreConfig:
+    path: Path = Path("var/sanigate.db")
+    key_env: str = "SANIGATE_STORE_KEY"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EngineFiles:
+    index: Path | None = None
+    taxonomy: Path | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Config:
+    source: str = "<embedded defaults>"
+    server: ServerConfig = field(default_factory=ServerConfig)
+    upstream: UpstreamConfig = field(default_factory=UpstreamConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    engine: EngineFiles = field(default_factory=EngineFiles)
+    policies: Mapping[str, PolicyConfig] = field(default_factory=dict)
+    senders: tuple[SenderRule, ...] = ()
+
+    def policies_for(self, sender: str) -> list[PolicyConfig]:
+        """The ordered policies of the most specific rule that matches ``sender``."""
+        for rule in sorted(self.senders, key=lambda r: r.kind):  # stable: file order within a kind
+            if rule.matches(sender):
+                return [self.policies[name] for name in rule.policies]
+        return []
+
+
+class _Reader:
+    def __init__(self, source: str, data: Mapping[str, Any]) -> None:
+        self.source = source
+        self.data = data
+
+    def fail(self, key: str, what: str) -> ConfigError:
+        return ConfigError(f"{self.source}: {key}: {what}")
+
+    def table(self, key: str) -> Mapping[str, Any]:
+        value = self.data.get(key, {})
+        if not isinstance(value, Mapping):
+            raise self.fail(key, "must be a table")
+        return value
+
+    def get(self, table: Mapping[str, Any], prefix: str, key: str, kind: type | tuple[type, ...], default: Any) -> Any:
+        if key not in table:
+            return default
+        value = table[key]
+        if isinstance(value, bool) and kind in (int, float, (int, float)):
+            raise self.fail(f"{prefix}.{key}", f"must be a number, not {value!r}")
+        if not isinstance(value, kind):
+            names = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+            raise self.fail(f"{prefix}.{key}", f"must be a {names}, not {type(value).__name__} {value!r}")
+        return value
+
+    def unknown_keys(self, table: Mapping[str, Any], prefix: str, allowed: Sequence[str]) -> None:
+        extra = sorted(set(table) - set(allowed))
+        if extra:
+            raise self.fail(f"{prefix}.{extra[0]}", f"unknown key (allowed: {', '.join(allowed)})")
+
+
+def _address(r: _Reader, prefix: str, value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
+        raise r.fail(prefix, f"must be HOST:PORT, not {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def _path(value: str | None, base: Path) -> Path | None:
+    if not value:
+        return None
+    p = Path(value)
+    return p if p.is_absolute() else base / p
+
+
+def parse_config(text: str, *, source: str, base: Path) -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{source}: invalid TOML: {exc}") from exc
+    r = _Reader(source, data)
+    r.unknown_keys(data, "", ["server", "upstream", "store", "engine", "policies", "senders"])
+
+    s = r.table("server")
+    r.unknown_keys(s, "server", ["listen", "hostname", "max_message_size", "max_in_flight", "workers",
+                                 "process_timeout", "tls_cert", "tls_key", "metrics_listen"])  # fmt: skip
+    host, port = _address(r, "server.listen", r.get(s, "server", "listen", str, "127.0.0.1:10025"))
+    metrics = r.get(s, "server", "metrics_listen", str, "")
+    m_host, m_port = _address(r, "server.metrics_listen", metrics) if metrics else ("127.0.0.1", 0)
+    server = ServerConfig(
+        host=host,
+        port=port,
+        hostname=r.get(s, "server", "hostname", str, "sanigate"),
+        max_message_size=r.get(s, "server", "max_message_size", int, 25 * 1024 * 1024),
+        max_in_flight=r.get(s, "server", "max_in_flight", int, 32),
+        workers=r.get(s, "server", "workers", int, 2),
+        process_timeout=float(r.get(s, "server", "process_timeout", (int, float), 120.0)),
+        tls_cert=_path(r.get(s, "server", "tls_cert", str, ""), base),
+        tls_key=_path(r.get(s, "server", "tls_key", str, ""), base),
+        metrics_host=m_host,
+        metrics_port=m_port,
+    )
+    for key in ("max_message_size", "max_in_flight", "workers"):
+        if getattr(server, key) < 1:
+            raise r.fail(f"server.{key}", "must be at least 1")
+    if (server.tls_cert is None) != (server.tls_key is None):
+        raise r.fail("server.tls_cert", "tls_cert and tls_key go together")
+
+    u = r.table("upstream")
+    r.unknown_keys(u, "upstream", ["relay", "timeout", "maildir", "xforward"])
+    relay = r.get(u, "upstream", "relay", str, "")
+    up_host, up_port = _address(r, "upstream.relay", relay) if relay else (None, 10026)
+    upstream = UpstreamConfig(
+        host=up_host,
+        port=up_port,
+        timeout=float(r.get(u, "upstream", "timeout", (int, float), 30.0)),
+        maildir=_path(r.get(u, "upstream", "maildir", str, "var/maildir"), base) or base / "var/maildir",
+        xforward=r.get(u, "upstream", "xforward", bool, True),
+    )
+
+    st = r.table("store")
+    r.unknown_keys(st, "store", ["path", "key_env"])
+    store = StoreConfig(
+        path=_path(r.get(st, "store", "path", str, "var/sanigate.db"), base) or base / "var/sanigate.db",
+        key_env=r.get(st, "store", "key_env", str, "SANIGATE_STORE_KEY"),
+    )
+
+    e = r.table("engine")
+    r.unknown_keys(e, "engine", ["index", "taxonomy"])
+    engine = EngineFiles(
+        index=_path(r.get(e, "engine", "index", str, ""), base),
+        taxonomy=_path(r.get(e, "engine", "taxonomy", str, ""), base),
+    )
+
+    policies: dict[str, PolicyConfig] = {}
+    for name, p in r.table("policies").items():
+        prefix = f"policies.{name}"
+        if not isinstance(p, Mapping):
+            raise r.fail(prefix, "must be a table")
+        r.unknown_keys(p, prefix, ["entities", "alpha", "mode", "on_failure", "images", "unknown_attachments",
+                                   "encrypted", "unreadable", "allow", "deny", "unknown_terms", "max_group",
+                                   "aliases", "description"])  # fmt: skip
+        entities = r.get(p, prefix, "entities", list, None)
+        if not entities or not all(isinstance(x, str) and x.strip() for x in entities):
+            raise r.fail(f"{prefix}.entities", "must be a non-empty list of entity names")
+        on_failure = r.get(p, prefix, "on_failure", str, "quarantine")
+        if on_failure not in _ON_FAILURE:
+            raise r.fail(f"{prefix}.on_failure", f"must be one of {', '.join(_ON_FAILURE)}, not {on_failure!r}")
+        handling = {}
+        for key in ("images", "unknown_attachments", "encrypted", "unreadable"):
+            value = r.get(p, prefix, key, str, "pass" if key == "images" else "quarantine")
+            if value not in _HANDLING:
+                raise r.fail(f"{prefix}.{key}", f"must be one of {', '.join(_HANDLING)}, not {value!r}")
+            handling[key] = value
+        aliases = r.get(p, prefix, "aliases", Mapping, {})
+        alias_pairs: list[tuple[str, str]] = []
+        for ent, names in aliases.items():
+            if ent not in entities or not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise r.fail(f"{prefix}.aliases.{ent}", "must name an entity of the policy and list strings")
+            alias_pairs.extend((ent, n) for n in names)
+        for key in ("allow", "deny"):
+            values = r.get(p, prefix, key, list, [])
+            if not all(isinstance(v, str) for v in values):
+                raise r.fail(f"{prefix}.{key}", "must be a list of terms")
+        try:
+            sanitize = SanitizePolicy(
+                entities=tuple(entities),
+                alpha=float(r.get(p, prefix, "alpha", (int, float), 1.5)),
+                mode=r.get(p, prefix, "mode", str, "generalize"),
+                unknown=r.get(p, prefix, "unknown_terms", str, "context"),
+                max_group=r.get(p, prefix, "max_group", int, 3),
+                allow=frozenset(r.get(p, prefix, "allow", list, [])),
+                deny=frozenset(r.get(p, prefix, "deny", list, [])),
+                aliases=tuple(alias_pairs),
+            )
+        except ConfigError as exc:
+            raise r.fail(prefix, exc.message) from exc
+        content = ContentPolicy(
+            images=handling["images"],  # type: ignore[arg-type]
+            unknown=handling["unknown_attachments"],  # type: ignore[arg-type]
+            encrypted=handling["encrypted"],  # type: ignore[arg-type]
+            unreadable=handling["unreadable"],  # type: ignore[arg-type]
+        )
+        policies[name] = PolicyConfig(name=name, sanitize=sanitize, content=content, on_failure=on_failure)
+
+    rules: list[SenderRule] = []
+    senders = data.get("senders", [])
+    if not isinstance(senders, list):
+        raise r.fail("senders", "must be an array of tables ([[senders]])")
+    for i, rule in enumerate(senders):
+        prefix = f"senders[{i}]"
+        if not isinstance(rule, Mapping):
+            raise r.fail(prefix, "must be a table")
+        r.unknown_keys(rule, prefix, ["match", "policies"])
+        match = r.get(rule, prefix, "match", str, None)
+        names = r.get(rule, prefix, "policies", list, None)
+        if not match:
+            raise r.fail(f"{prefix}.match", "is required (an address, a domain, a wildcard or 'default')")
+        if names is None or not all(isinstance(n, str) for n in names):
+            raise r.fail(f"{prefix}.policies", "must be a list of policy names")
+        for n in names:
+            if n not in policies:
+                raise r.fail(f"{prefix}.policies", f"names policy {n!r}, which is not defined under [policies]")
+        rules.append(SenderRule(match=match, policies=tuple(names)))
+    return Config(source=source, server=server, upstream=upstream, store=store, engine=engine,
+                  policies=policies, senders=tuple(rules))  # fmt: skip
+
+
+def load_config(path: Path | None, *, base: Path | None = None) -> Config:
+    """The configuration in ``path``, or the embedded defaults.
+
+    Relative paths in it are relative to ``base``, the working directory by default.
+    """
+    base = base or Path.cwd()
+    if path is None:
+        from importlib import resources
+
+        text = (resources.files("gateway") / "defaults.toml").read_text(encoding="utf-8")
+        return parse_config(text, source="<embedded defaults>", base=base)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration ({exc.strerror})") from exc
+    return parse_config(text, source=str(path), base=base)
