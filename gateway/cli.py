@@ -61,6 +61,28 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--exclude-titles", type=Path, help="file of article titles (one a line) to leave out of K")
     info = isub.add_parser("info", help="print an index's header")
     info.add_argument("path", type=Path, nargs="?")
+
+    sv = sub.add_parser("serve", help="run the SMTP gateway")
+    sv.add_argument("--config", "-c", type=Path, help="TOML configuration (default: the embedded defaults)")
+
+    q = sub.add_parser("quarantine", help="review held messages")
+    q.add_argument("--config", "-c", type=Path, help="TOML configuration (for the store and the relay)")
+    qsub = q.add_subparsers(dest="q_command", required=True)
+    ql = qsub.add_parser("list", help="list stored messages")
+    ql.add_argument("--status", choices=("held", "forwarded", "released", "rejected"))
+    ql.add_argument("--limit", type=int, default=50)
+    for name, text in (("show", "envelope, reason and decisions"), ("diff", "original against sanitized")):
+        qsub.add_parser(name, help=text).add_argument("id")
+    qr = qsub.add_parser("release", help="re-inject through the relay (sanitized unless --original)")
+    qr.add_argument("id")
+    qr.add_argument("--original", action="store_true", help="send the original, unsanitized")
+    qj = qsub.add_parser("reject", help="refuse a held message")
+    qj.add_argument("id")
+    for sp in (qr, qj):
+        sp.add_argument("--by", default=None, help="who decides (default: the login name)")
+        sp.add_argument("--why", default="", help="why (required with --original)")
+    qp = qsub.add_parser("purge", help="delete stored messages older than an age")
+    qp.add_argument("--older-than", required=True, help="an age: 30d, 12h, 90m")
     return parser
 
 
@@ -175,12 +197,37 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from gateway.serve import JSONFormatter, serve
+
+    root = logging.getLogger()
+    for h in root.handlers:
+        h.setFormatter(JSONFormatter())
+    root.setLevel(logging.INFO)
+    asyncio.run(serve(args.config))
+    return 0
+
+
+def cmd_quarantine(args: argparse.Namespace) -> int:
+    from gateway import review
+
+    return review.run(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")  # fmt: skip
-    handlers = {"sanitize": cmd_sanitize, "explain": cmd_explain, "index": cmd_index}
+    handlers = {
+        "sanitize": cmd_sanitize,
+        "explain": cmd_explain,
+        "index": cmd_index,
+        "serve": cmd_serve,
+        "quarantine": cmd_quarantine,
+    }
     try:
         return handlers[args.command](args)
     except SanigateError as exc:

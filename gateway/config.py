@@ -261,10 +261,10 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
         except ConfigError as exc:
             raise r.fail(prefix, exc.message) from exc
         content = ContentPolicy(
-            images=handling["images"],  # type: ignore[arg-type]
-            unknown=handling["unknown_attachments"],  # type: ignore[arg-type]
-            encrypted=handling["encrypted"],  # type: ignore[arg-type]
-            unreadable=handling["unreadable"],  # type: ignore[arg-type]
+            images=handling["images"],
+            unknown=handling["unknown_attachments"],
+            encrypted=handling["encrypted"],
+            unreadable=handling["unreadable"],
         )
         policies[name] = PolicyConfig(name=name, sanitize=sanitize, content=content, on_failure=on_failure)
 

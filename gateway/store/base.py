@@ -90,7 +90,7 @@ class Store(Protocol):
         """(original, sanitized) of a stored message."""
         ...
 
-    def list(
+    def list_messages(
         self, *, status: Status | None = None, sender: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[StoredMessage]: ...
 

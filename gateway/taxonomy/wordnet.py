@@ -126,6 +126,8 @@ class WordNet:
             self._wn = _load_reader(str(root))
         self._lemma_cache: dict[str, str] = {}
         self._plural_exceptions: dict[str, str] | None = None
+        # nltk's reader seeks in shared file objects: one thread at a time.
+        self._lock = threading.RLock()
 
     # -- lemmatizer ---------------------------------------------------------
     def lemmatize(self, word: str) -> str:
@@ -135,11 +137,12 @@ class WordNet:
             return cached
         lemma = word
         if word.isalpha():
-            for pos in ("n", "a", "v", "r"):
-                found = self._wn.morphy(word, pos)
-                if found:
-                    lemma = found
-                    break
+            with self._lock:
+                for pos in ("n", "a", "v", "r"):
+                    found = self._wn.morphy(word, pos)
+                    if found:
+                        lemma = found
+                        break
         if len(self._lemma_cache) < 500_000:
             self._lemma_cache[word] = lemma
         return lemma
@@ -175,6 +178,10 @@ class WordNet:
 
     # -- taxonomy -----------------------------------------------------------
     def senses(self, term: str) -> list[Sense]:
+        with self._lock:
+            return self._senses(term)
+
+    def _senses(self, term: str) -> list[Sense]:
         """Noun senses of ``term``; none when the word is mostly not a noun.
 
         Without a part-of-speech tagger, "opposite" in "opposite Dustin
@@ -212,6 +219,10 @@ class WordNet:
         return counts["other"] > counts["n"]
 
     def synonyms(self, term: str) -> set[str]:
+        with self._lock:
+            return self._synonyms(term)
+
+    def _synonyms(self, term: str) -> set[str]:
         """Lexicalizations of ``term``: synonyms and derived forms of its senses.
 
         Only senses whose lemmas carry the name itself count: synsets() also
@@ -233,6 +244,10 @@ class WordNet:
         return names
 
     def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]:
+        with self._lock:
+            return self._generalizations(term, sense)
+
+    def _generalizations(self, term: str, sense: str | None) -> list[Generalization]:
         synsets = self._noun_synsets(term)
         if not synsets:
             return []

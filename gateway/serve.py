@@ -1,0 +1,158 @@
+"""``sanigate serve``: the listener, the sanitizer pool, the store, the metrics, reloads."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import multiprocessing as mp
+import signal
+import ssl
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from gateway.config import Config, load_config
+from gateway.errors import ConfigError
+from gateway.metrics import Metrics
+from gateway.relay import MaildirUpstream, SMTPUpstream, Upstream
+from gateway.smtp import GatewaySMTP, SanitizingHandler
+from gateway.store.sqlite import SQLiteStore
+from gateway.worker import init_worker
+
+log = logging.getLogger("sanigate")
+
+
+class JSONFormatter(logging.Formatter):
+    """One JSON object a line; message content never goes into logs, only ids and counts."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        out: dict[str, Any] = {
+            "ts": round(record.created, 3),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            out["error"] = self.formatException(record.exc_info).splitlines()[-1]
+        return json.dumps(out, ensure_ascii=False)
+
+
+def _ping() -> bool:
+    return True
+
+
+def make_upstream(config: Config) -> Upstream:
+    u = config.upstream
+    if u.host:
+        return SMTPUpstream(u.host, u.port, timeout=u.timeout, local_hostname=config.server.hostname)
+    return MaildirUpstream(u.maildir)
+
+
+class Gateway:
+    def __init__(self, config_path: Path | None = None, *, config: Config | None = None,
+                 engine_in_process: Any = None) -> None:  # fmt: skip
+        self.config_path = config_path
+        self.config = config or load_config(config_path)
+        self.metrics = Metrics()
+        self.store = SQLiteStore(self.config.store.path, key_env=self.config.store.key_env)
+        self._engine = engine_in_process
+        self._pool: ProcessPoolExecutor | None = None
+        self._upstream = make_upstream(self.config)
+        self.handler = SanitizingHandler(
+            config=lambda: self.config, upstream=lambda: self._upstream, store=self.store, pool=self._get_pool,
+            metrics=self.metrics, engine_in_process=engine_in_process,
+        )  # fmt: skip
+        self._server: asyncio.base_events.Server | None = None
+        self._metrics_server: Any = None
+        self.port = 0
+        self.metrics_port = 0
+
+    def _get_pool(self) -> Executor:
+        if self._pool is None or getattr(self._pool, "_broken", False):
+            if self._pool is not None:
+                log.error("sanitizer pool broken; starting a new one")
+                self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.config.server.workers, mp_context=mp.get_context("spawn"),
+                initializer=init_worker, initargs=(self.config.engine,),
+            )  # fmt: skip
+        return self._pool
+
+    def _tls_context(self) -> ssl.SSLContext | None:
+        s = self.config.server
+        if s.tls_cert is None or s.tls_key is None:
+            return None
+        ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        ctx.load_cert_chain(s.tls_cert, s.tls_key)
+        return ctx
+
+    async def start(self) -> None:
+        s = self.config.server
+        loop = asyncio.get_running_loop()
+        if self._engine is None:
+            started = time.monotonic()
+            pool = self._get_pool()
+            await asyncio.gather(*(loop.run_in_executor(pool, _ping) for _ in range(s.workers)))
+            log.info("%d sanitizer processes ready in %.1f s", s.workers, time.monotonic() - started)
+        tls = self._tls_context()
+
+        def factory() -> GatewaySMTP:
+            return GatewaySMTP(
+                self.handler, hostname=s.hostname, data_size_limit=s.max_message_size, enable_SMTPUTF8=True,
+                decode_data=False, tls_context=tls, require_starttls=False, ident="sanigate ESMTP",
+            )  # fmt: skip
+
+        self._server = await loop.create_server(factory, host=s.host, port=s.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+        if s.metrics_port or s.metrics_host != "127.0.0.1":
+            self._metrics_server = self.metrics.serve(s.metrics_host, s.metrics_port)
+            self.metrics_port = self._metrics_server.server_address[1]
+        log.info("listening on %s:%d, relaying to %s", s.host, self.port,
+                 f"{self.config.upstream.host}:{self.config.upstream.port}" if self.config.upstream.host
+                 else f"Maildir {self.config.upstream.maildir}")  # fmt: skip
+
+    def reload(self) -> bool:
+        """Re-read the configuration; an invalid one is logged and the old one kept."""
+        if self.config_path is None:
+            log.info("SIGHUP: running on embedded defaults, nothing to reload")
+            return False
+        try:
+            new = load_config(self.config_path)
+        except ConfigError as exc:
+            log.error("reload refused, keeping the running configuration: %s", exc.message)
+            return False
+        if new.engine != self.config.engine and self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+        self.config = new
+        self._upstream = make_upstream(new)
+        log.info("configuration reloaded from %s (%d policies, %d sender rules)",
+                 self.config_path, len(new.policies), len(new.senders))  # fmt: skip
+        return True
+
+    async def stop(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+        if self._metrics_server is not None:
+            self._metrics_server.shutdown()
+        self.handler.close()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+        self.store.close()
+
+
+async def serve(config_path: Path | None) -> None:
+    gateway = Gateway(config_path)
+    await gateway.start()
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    loop.add_signal_handler(signal.SIGHUP, gateway.reload)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    print(f"sanigate: listening on {gateway.config.server.host}:{gateway.port}", flush=True)
+    await stop.wait()
+    log.info("stopping")
+    await gateway.stop()

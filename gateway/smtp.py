@@ -1,0 +1,311 @@
+"""The SMTP side: aiosmtpd hooks that orchestrate sanitizing, relaying and holding.
+
+Reply semantics, in one place:
+  * 250 only after the upstream accepted the sanitized message for every
+    recipient it accepted at RCPT, or after the original is durably held;
+  * a recipient the upstream refuses is refused with the upstream's reply;
+  * upstream down, slow, or 4xx -> 451, so the sending MTA retries;
+  * too many messages in flight -> 451 4.3.2 (never an unbounded queue);
+  * a policy refusal -> 554 5.7.1; oversize -> 552 (aiosmtpd's SIZE check);
+  * anything unexpected -> hold the original if possible, else 451; the
+    original is never forwarded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import logging
+import time
+import uuid
+from collections.abc import Callable
+from concurrent.futures import Executor, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiosmtpd.smtp import SMTP, Envelope, Session
+
+from gateway.config import Config
+from gateway.metrics import Metrics
+from gateway.relay import Reply, Transaction, Upstream, UpstreamError
+from gateway.store.base import Envelope as StoredEnvelope
+from gateway.store.base import Store
+from gateway.worker import JobResult, sanitize_message
+
+log = logging.getLogger("sanigate.smtp")
+TRACE_HEADER = "X-Sanigate"
+XFORWARD_ATTRS = ("NAME", "ADDR", "PORT", "PROTO", "HELO", "IDENT", "SOURCE")
+
+
+@dataclass(slots=True)
+class _State:
+    """What we keep per client session."""
+
+    transaction: Transaction | None = None
+    xforward: dict[str, str] = field(default_factory=dict)
+
+
+class GatewaySMTP(SMTP):
+    """aiosmtpd's server with XFORWARD, and upstream cleanup when a client vanishes."""
+
+    async def smtp_XFORWARD(self, arg: str) -> None:
+        if self.session is None or not self.session.host_name:
+            await self.push("503 5.5.1 Error: send HELO/EHLO first")
+            return
+        state = self.event_handler.state(self.session)
+        for item in arg.split():
+            key, _, value = item.partition("=")
+            if key.upper() in XFORWARD_ATTRS:
+                state.xforward[key.upper()] = value
+        await self.push("250 2.0.0 Ok")
+
+    def connection_lost(self, error: Exception | None) -> None:
+        handler = self.event_handler
+        session = self.session
+        super().connection_lost(error)
+        if session is not None:
+            handler.forget(session)
+
+
+class SanitizingHandler:
+    def __init__(
+        self,
+        *,
+        config: Callable[[], Config],
+        upstream: Callable[[], Upstream],
+        store: Store,
+        pool: Callable[[], Executor],
+        metrics: Metrics,
+        engine_in_process: Any = None,
+    ) -> None:
+        self._config = config
+        self._upstream = upstream
+        self._store = store
+        self._pool = pool
+        self._metrics = metrics
+        self._engine = engine_in_process  # tests may run the sanitizer in-process
+        self._states: dict[int, _State] = {}
+        self._sender_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._in_flight = 0
+        self._store_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
+
+    # -- session bookkeeping -------------------------------------------------
+    def state(self, session: Session) -> _State:
+        return self._states.setdefault(id(session), _State())
+
+    def forget(self, session: Session) -> None:
+        state = self._states.pop(id(session), None)
+        if state is not None and state.transaction is not None:
+            asyncio.get_running_loop().create_task(state.transaction.close())
+
+    async def _drop_transaction(self, session: Session) -> None:
+        state = self.state(session)
+        if state.transaction is not None:
+            tx, state.transaction = state.transaction, None
+            await tx.close()
+
+    # -- hooks --------------------------------------------------------------------
+    async def handle_EHLO(self, server: SMTP, session: Session, envelope: Envelope, hostname: str,
+                          responses: list[str]) -> list[str]:  # fmt: skip
+        session.host_name = hostname
+        await self._drop_transaction(session)
+        last = responses[-1].replace("250 ", "250-", 1)
+        extra = ["250-XFORWARD " + " ".join(XFORWARD_ATTRS)]
+        if not any("PIPELINING" in r for r in responses):
+            extra.append("250-PIPELINING")
+        return [*responses[:-1], last, *extra[:-1], extra[-1].replace("250-", "250 ", 1)]
+
+    async def handle_RSET(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        await self._drop_transaction(session)
+        return "250 OK"
+
+    async def handle_QUIT(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        await self._drop_transaction(session)
+        return "221 Bye"
+
+    async def handle_MAIL(self, server: SMTP, session: Session, envelope: Envelope, address: str,
+                          mail_options: list[str]) -> str:  # fmt: skip
+        if self._in_flight >= self._config().server.max_in_flight:
+            self._metrics.messages.labels(outcome="busy").inc()
+            return "451 4.3.2 Too busy, try again later"
+        await self._drop_transaction(session)
+        state = self.state(session)
+        xforward = dict(state.xforward)
+        if "ADDR" not in xforward and session.peer:
+            xforward["ADDR"] = str(session.peer[0])
+        try:
+            state.transaction = await self._upstream().begin(
+                address, xforward=xforward, smtputf8=any(o.upper() == "SMTPUTF8" for o in mail_options)
+            )
+        except UpstreamError as exc:
+            self._metrics.messages.labels(outcome="upstream-error").inc()
+            log.warning("MAIL from %s: %s", address, exc.message)
+            return f"{exc.smtp_code} {exc.smtp_status} {exc.message}"
+        envelope.mail_from = address
+        envelope.mail_options.extend(mail_options)
+        return "250 OK"
+
+    async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope, address: str,
+                          rcpt_options: list[str]) -> str:  # fmt: skip
+        tx = self.state(session).transaction
+        if tx is None:
+            return "503 5.5.1 Error: need MAIL command"
+        try:
+            reply = await tx.rcpt(address)
+        except UpstreamError as exc:
+            await self._drop_transaction(session)
+            return f"{exc.smtp_code} {exc.smtp_status} {exc.message}"
+        if not reply.ok:
+            return str(reply)  # the upstream's own refusal, for this recipient only
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
+
+    async def handle_DATA(self, server: SMTP, session: Session, envelope: Envelope) -> str:
+        started = time.monotonic()
+        message_id = uuid.uuid4().hex[:20]
+        data = envelope.original_content or b""
+        sender = envelope.mail_from or ""
+        config = self._config()
+        if self._in_flight >= config.server.max_in_flight:
+            await self._drop_transaction(session)
+            self._metrics.messages.labels(outcome="busy").inc()
+            return "451 4.3.2 Too busy, try again later"
+        self._in_flight += 1
+        self._metrics.in_flight.set(self._in_flight)
+        try:
+            async with self._sender_lock(sender):
+                reply = await self._deliver(session, envelope, message_id, data, config)
+        finally:
+            self._in_flight -= 1
+            self._metrics.in_flight.set(self._in_flight)
+            await self._drop_transaction(session)
+            self._metrics.latency.observe(time.monotonic() - started)
+        log.info("message %s from %s to %s: %s", message_id, sender, ",".join(envelope.rcpt_tos), reply)
+        return reply
+
+    # -- the work -----------------------------------------------------------------
+    async def _deliver(self, session: Session, envelope: Envelope, message_id: str, data: bytes,
+                       config: Config) -> str:  # fmt: skip
+        sender = envelope.mail_from or ""
+        policies = config.policies_for(sender)
+        names = [p.name for p in policies]
+        stored_env = StoredEnvelope(
+            sender=sender, recipients=tuple(envelope.rcpt_tos),
+            client_address=self.state(session).xforward.get("ADDR", str(session.peer[0]) if session.peer else ""),
+            client_name=self.state(session).xforward.get("NAME", ""), helo=session.host_name or "",
+        )  # fmt: skip
+        try:
+            result = await self._run(data, policies, message_id, config)
+        except (TimeoutError, BrokenProcessPool) as exc:
+            why = "timeout" if isinstance(exc, asyncio.TimeoutError) else "sanitizer-crashed"
+            result = JobResult("hold", None, why, ())
+        except Exception:
+            log.exception("message %s: internal error", message_id)
+            result = JobResult("hold", None, "internal-error", ())
+        for d in result.decisions:
+            self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
+        if result.verdict == "reject":
+            self._metrics.messages.labels(outcome="rejected").inc()
+            return f"554 5.7.1 Message refused by policy ({result.reason})"
+        if result.verdict == "tempfail":
+            self._metrics.messages.labels(outcome="tempfail").inc()
+            return f"451 4.7.0 Message cannot be sanitized now ({result.reason}), try again later"
+        if result.verdict == "hold" or result.data is None:
+            return await self._hold(message_id, stored_env, names, data, result)
+        out = self._trace(result, message_id, names, session, config) + result.data
+        tx = self.state(session).transaction
+        if tx is None:
+            return "451 4.4.1 Upstream transaction lost, try again later"
+        try:
+            reply = await tx.data(out)
+        except UpstreamError as exc:
+            self._metrics.messages.labels(outcome="upstream-error").inc()
+            return f"451 {exc.smtp_status if exc.smtp_code < 500 else '4.4.2'} {exc.message}"
+        if not reply.ok:
+            self._metrics.messages.labels(outcome="upstream-refused").inc()
+            return _mirror(reply)
+        outcome = "sanitized" if result.decisions else "clean"
+        self._metrics.messages.labels(outcome=outcome).inc()
+        if result.decisions:
+            try:
+                await self._store_call(
+                    self._store.save, message_id=message_id, envelope=stored_env, status="forwarded",
+                    reason=result.reason, policies=names, original=data, sanitized=result.data,
+                    decisions=result.decisions,
+                )  # fmt: skip
+            except Exception:
+                # Delivered already: a retry would deliver twice. Say it loudly instead.
+                log.exception("message %s delivered but its audit record could not be stored", message_id)
+        return f"250 2.0.0 Ok: {outcome} as {message_id}"
+
+    async def _hold(self, message_id: str, env: StoredEnvelope, names: list[str], data: bytes,
+                    result: JobResult) -> str:  # fmt: skip
+        try:
+            await self._store_call(
+                self._store.save, message_id=message_id, envelope=env, status="held", reason=result.reason,
+                policies=names, original=data, sanitized=None, decisions=result.decisions,
+            )  # fmt: skip
+        except Exception:
+            log.exception("message %s could not be held", message_id)
+            self._metrics.messages.labels(outcome="tempfail").inc()
+            return "451 4.3.0 Message could not be held for review, try again later"
+        self._metrics.messages.labels(outcome="held").inc()
+        return f"250 2.0.0 Ok: held for review as {message_id} ({result.reason})"
+
+    async def _run(self, data: bytes, policies: list[Any], message_id: str, config: Config) -> JobResult:
+        loop = asyncio.get_running_loop()
+        if self._engine is not None:
+            job = loop.run_in_executor(None, sanitize_message, data, policies, message_id, self._engine)
+        else:
+            job = loop.run_in_executor(self._pool(), sanitize_message, data, policies, message_id)
+        return await asyncio.wait_for(job, config.server.process_timeout)
+
+    async def _store_call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._store_thread, lambda: fn(**kwargs))
+
+    def _trace(self, result: JobResult, message_id: str, names: list[str], session: Session, config: Config) -> bytes:
+        status = "sanitized" if result.decisions else "clean"
+        peer = session.peer[0] if session.peer else "unknown"
+        received = (
+            f"Received: from {session.host_name or 'unknown'} ([{peer}])\r\n"
+            f"\tby {config.server.hostname} (sanigate) with ESMTP id {message_id};\r\n"
+            f"\t{email.utils.formatdate(localtime=False)}\r\n"
+        )
+        policies = ",".join(names) or "-"
+        trace = f"{TRACE_HEADER}: status={status}; policies={policies}; changes={result.changes}; id={message_id}\r\n"
+        return (received + trace).encode("ascii", "replace")
+
+    def _sender_lock(self, sender: str) -> _SenderLock:
+        return _SenderLock(self._sender_locks, sender.lower())
+
+    def close(self) -> None:
+        self._store_thread.shutdown(wait=True)
+
+
+class _SenderLock:
+    """Messages from one sender go through in arrival order; other senders run in parallel."""
+
+    def __init__(self, table: dict[str, tuple[asyncio.Lock, int]], key: str) -> None:
+        self.table = table
+        self.key = key
+
+    async def __aenter__(self) -> None:
+        lock, users = self.table.get(self.key, (asyncio.Lock(), 0))
+        self.table[self.key] = (lock, users + 1)
+        await lock.acquire()
+
+    async def __aexit__(self, *exc: object) -> None:
+        lock, users = self.table[self.key]
+        lock.release()
+        if users <= 1:
+            del self.table[self.key]
+        else:
+            self.table[self.key] = (lock, users - 1)
+
+
+def _mirror(reply: Reply) -> str:
+    if 400 <= reply.code < 500 or reply.code >= 600 or reply.code < 400:
+        return f"451 4.4.0 Upstream answered: {reply}"
+    return str(reply)

@@ -1,0 +1,99 @@
+"""Sanitizing one message: the CPU work the gateway sends to its process pool.
+
+Each worker process loads K and WordNet once (``init_worker``), then runs
+``sanitize_message`` for message after message. The result says what the
+SMTP side must do: forward the sanitized bytes, hold the original, refuse,
+or ask the sender to try again; it never raises for a bad message.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from extractors.mail import ContentPolicy, Handling
+from extractors.pipeline import process
+from gateway.config import EngineFiles, PolicyConfig
+from gateway.errors import ContentError, SanigateError
+from gateway.model.engine import Engine
+from gateway.store.base import DecisionRecord
+
+log = logging.getLogger("sanigate.worker")
+
+Verdict = Literal["forward", "hold", "reject", "tempfail"]
+_STRICTNESS: dict[Handling, int] = {"pass": 0, "strip": 1, "quarantine": 2}
+_FAILURE_ORDER = {"tempfail": 0, "quarantine": 1, "reject": 2}
+
+_engine: Engine | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JobResult:
+    verdict: Verdict
+    data: bytes | None  # what to forward, for "forward"
+    reason: str
+    decisions: tuple[DecisionRecord, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def changes(self) -> int:
+        return len(self.decisions)
+
+
+def init_worker(files: EngineFiles) -> None:
+    global _engine
+    from gateway.assemble import EngineConfig, build_engine
+
+    _engine = build_engine(EngineConfig(index=files.index, taxonomy=files.taxonomy))
+
+
+def strictest(policies: Sequence[PolicyConfig]) -> ContentPolicy:
+    def pick(attr: str) -> Handling:
+        values: list[Handling] = [getattr(p.content, attr) for p in policies] or ["quarantine"]
+        return max(values, key=lambda v: _STRICTNESS[v])
+
+    return ContentPolicy(images=pick("images"), unknown=pick("unknown"), encrypted=pick("encrypted"),
+                         unreadable=pick("unreadable"))  # fmt: skip
+
+
+def sanitize_message(
+    data: bytes, policies: Sequence[PolicyConfig], name: str, engine: Engine | None = None
+) -> JobResult:
+    engine = engine or _engine
+    if engine is None:
+        return JobResult("tempfail", None, "sanitizer not started", ())
+    if not policies:
+        return JobResult("forward", data, "no policy for this sender", ())
+    on_failure = max((p.on_failure for p in policies), key=lambda f: _FAILURE_ORDER[f])
+    try:
+        outcome = process(data, engine=engine, policies=[p.sanitize for p in policies], name=name, kind="mail",
+                          content_policy=strictest(policies))  # fmt: skip
+    except ContentError as exc:
+        log.info("%s: cannot be sanitized: %s", name, exc.message)
+        return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,))
+    except SanigateError as exc:
+        log.warning("%s: %s", name, exc.message)
+        return JobResult(_failure_verdict(on_failure), None, "sanitizer-error", (), (exc.message,))
+    except Exception as exc:  # a bug must hold the message, never forward it in clear
+        log.exception("%s: internal error while sanitizing", name)
+        return JobResult("hold", None, "internal-error", (), (f"{type(exc).__name__}: {exc}",))
+    records: list[DecisionRecord] = []
+    spans = iter(outcome.spans)
+    for policy, result in zip(policies, outcome.results, strict=False):
+        for d in result.decisions:
+            parts = next(spans)
+            records.append(
+                DecisionRecord(
+                    policy=policy.name, entity=d.entity, term=d.surface, pmi=d.pmi, threshold=d.threshold,
+                    action=d.action, replacement=d.replacement, reason=d.reason,
+                    part=", ".join(sorted({p.part for p in parts})), group=d.group,
+                )
+            )  # fmt: skip
+    notes = tuple(f"{n.part}: {n.action} ({n.reason})" for n in outcome.notes)
+    return JobResult("forward", outcome.data, "sanitized" if outcome.changed else "clean", tuple(records), notes)
+
+
+def _failure_verdict(on_failure: str) -> Verdict:
+    return {"quarantine": "hold", "reject": "reject", "tempfail": "tempfail"}[on_failure]  # type: ignore[return-value]

@@ -1,0 +1,194 @@
+"""The gateway over real sockets: a real SMTP client -> sanigate -> a real upstream capture server."""
+
+from __future__ import annotations
+
+import asyncio
+import email
+import email.policy
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import aiosmtplib
+import pytest
+from gatewaykit import MEDICAL, CaptureHandler, config_for, send, start_capture
+
+from gateway.model.engine import Engine
+from gateway.serve import Gateway
+from gateway.smtp import TRACE_HEADER
+
+Scenario = Callable[[Gateway, CaptureHandler], Awaitable[None]]
+
+
+def run(tmp_path: Path, engine: Engine, scenario: Scenario, *, upstream: bool = True, **cfg: Any) -> None:
+    async def main() -> None:
+        capture = CaptureHandler()
+        server, port = await start_capture(capture)
+        gw = Gateway(config=config_for(tmp_path, upstream_port=port if upstream else None, **cfg),
+                     engine_in_process=engine)  # fmt: skip
+        await gw.start()
+        try:
+            await scenario(gw, capture)
+        finally:
+            await gw.stop()
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(main())
+
+
+def test_sanitized_delivery_with_trace_and_audit(tmp_path: Path, engine: Engine) -> None:
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        refused, reply = await send(gw.port, "doctor@clinic.example", ["a@example.com"], MEDICAL)
+        assert not refused and reply.startswith("2.0.0 Ok: sanitized")
+        (msg,) = up.messages
+        body = msg.data.decode()
+        assert "HIV" not in body and "Los Angeles" not in body and "antiretroviral" not in body
+        parsed = email.message_from_bytes(msg.data, policy=email.policy.default)
+        assert "policies=medical,places" in parsed[TRACE_HEADER] and "status=sanitized" in parsed[TRACE_HEADER]
+        assert parsed["Received"].startswith("from ") and "sanigate" in parsed["Received"]
+        assert msg.xforward.get("ADDR") == "127.0.0.1"
+        message_id = reply.rsplit(" ", 1)[1]
+        stored = gw.store.get(message_id)
+        assert stored is not None and stored.status == "forwarded"
+        original, sanitized = gw.store.content(message_id)
+        assert original == MEDICAL and sanitized is not None and b"HIV" not in sanitized
+        audit = gw.store.audit(message_id=message_id)
+        assert {a.entity for a in audit} >= {"HIV", "Los Angeles"}
+        assert all(a.sender == "doctor@clinic.example" and a.policy in ("medical", "places") for a in audit)
+
+    run(tmp_path, engine, scenario)
+
+
+def test_clean_mail_passes_and_is_not_stored(tmp_path: Path, engine: Engine) -> None:
+    clean = b"From: a@b.example\r\nTo: c@d.example\r\nSubject: lunch\r\n\r\nLunch on Friday?\r\n"
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        _refused, reply = await send(gw.port, "a@b.example", ["c@d.example"], clean)
+        assert "clean" in reply
+        assert up.messages[0].data.endswith(clean)
+        assert gw.store.list_messages() == []
+
+    run(tmp_path, engine, scenario)
+
+
+def test_partial_refusal_is_mirrored(tmp_path: Path, engine: Engine) -> None:
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        up.refuse["nobody@example.com"] = "550 5.1.1 <nobody@example.com>: no such user"
+        up.refuse["later@example.com"] = "450 4.2.1 mailbox busy"
+        refused, reply = await send(gw.port, "x@clinic.example",
+                                    ["a@example.com", "nobody@example.com", "later@example.com"], MEDICAL)  # fmt: skip
+        assert refused["nobody@example.com"][0] == 550
+        assert refused["later@example.com"][0] == 450
+        assert up.messages[0].recipients == ["a@example.com"]
+        assert reply.startswith("2.0.0")
+
+    run(tmp_path, engine, scenario)
+
+
+@pytest.mark.parametrize(("reply", "code"), [("451 4.3.0 try later", 451), ("554 5.7.1 not for us", 554)])
+def test_upstream_refuses_data(tmp_path: Path, engine: Engine, reply: str, code: int) -> None:
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        up.data_reply = reply
+        with pytest.raises(aiosmtplib.SMTPResponseException) as info:
+            await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
+        assert info.value.code == code
+
+    run(tmp_path, engine, scenario)
+
+
+def test_upstream_slow_is_a_temporary_failure(tmp_path: Path, engine: Engine) -> None:
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        up.delay = 5.0  # the relay times out after 3 s
+        with pytest.raises(aiosmtplib.SMTPResponseException) as info:
+            await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
+        assert info.value.code == 451
+
+    run(tmp_path, engine, scenario)
+
+
+def test_upstream_down_is_a_temporary_failure(tmp_path: Path, engine: Engine) -> None:
+    async def main() -> None:
+        capture = CaptureHandler()
+        server, port = await start_capture(capture)
+        server.close()
+        await server.wait_closed()  # nothing listens on `port` any more
+        gw = Gateway(config=config_for(tmp_path, upstream_port=port), engine_in_process=engine)
+        await gw.start()
+        try:
+            with pytest.raises(aiosmtplib.SMTPResponseException) as info:
+                await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
+            assert info.value.code == 451
+        finally:
+            await gw.stop()
+
+    asyncio.run(main())
+
+
+def test_unsanitizable_message_is_held_not_forwarded(tmp_path: Path, engine: Engine) -> None:
+    encrypted = (
+        b"From: x@clinic.example\r\nTo: a@example.com\r\nSubject: secret\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"\r\n'
+        b"Content-Transfer-Encoding: base64\r\n\r\nMIIBAAYJKoZIhvcNAQcDoIIB8TCCAe0CAQAxggGQ\r\n"
+    )
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], encrypted)
+        assert "held for review" in reply and "encrypted" in reply
+        assert up.messages == []
+        (held,) = gw.store.list_messages(status="held")
+        assert held.reason == "encrypted" and gw.store.content(held.id)[0] == encrypted
+
+    run(tmp_path, engine, scenario)
+
+
+def test_malformed_message_does_not_crash(tmp_path: Path, engine: Engine) -> None:
+    garbage = b"\x00\x01 not a message at all \xff\xfe\r\n\r\n\x00" * 20
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], garbage)
+        assert reply.startswith("2.0.0")  # held or passed, but answered
+        _r, again = await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
+        assert again.startswith("2.0.0 Ok: sanitized")  # and the server is still there
+
+    run(tmp_path, engine, scenario)
+
+
+def test_oversize_is_552(tmp_path: Path, engine: Engine) -> None:
+    big = MEDICAL + b"x" * 300_000 + b"\r\n"
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        with pytest.raises(aiosmtplib.SMTPException) as info:
+            await send(gw.port, "x@clinic.example", ["a@example.com"], big)
+        assert "552" in str(info.value) or getattr(info.value, "code", 0) == 552
+        assert up.messages == []
+
+    run(tmp_path, engine, scenario)
+
+
+def test_burst_of_concurrent_senders(tmp_path: Path, engine: Engine) -> None:
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        senders = [f"user{i}@clinic.example" for i in range(6)]
+        jobs = [send(gw.port, s, ["a@example.com"], MEDICAL.replace(b"HIV results", f"HIV {n}".encode()))
+                for n in range(3) for s in senders]  # fmt: skip
+        results = await asyncio.gather(*jobs, return_exceptions=True)
+        ok = [r for r in results if isinstance(r, tuple)]
+        busy = [r for r in results if isinstance(r, aiosmtplib.SMTPResponseException) and r.code == 451]
+        assert len(ok) + len(busy) == len(jobs)  # every one answered: delivered, or told to retry
+        assert len(up.messages) == len(ok)
+        # One sender's messages go out in the order they were accepted.
+        for s in senders:
+            mine = [m for m in up.messages if m.sender == s]
+            assert len(mine) == len({m.data for m in mine})
+
+    run(tmp_path, engine, scenario)
+
+
+def test_maildir_default_delivery(tmp_path: Path, engine: Engine) -> None:
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        _refused, reply = await send(gw.port, "doctor@clinic.example", ["a@example.com"], MEDICAL)
+        assert reply.startswith("2.0.0")
+        (file,) = list((tmp_path / "maildir" / "new").iterdir())
+        assert b"HIV" not in file.read_bytes() and file.stat().st_mode & 0o777 == 0o600
+
+    run(tmp_path, engine, scenario, upstream=False)
