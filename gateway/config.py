@@ -71,7 +71,8 @@ class ServerConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     metrics_host: str = "127.0.0.1"
-    metrics_port: int = 0  # 0: no metrics endpoint
+    metrics_port: int = 0  # 0 with metrics_enabled: any free port
+    metrics_enabled: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -184,6 +185,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
         tls_key=_path(r.get(s, "server", "tls_key", str, ""), base),
         metrics_host=m_host,
         metrics_port=m_port,
+        metrics_enabled=bool(metrics),
     )
     for key in ("max_message_size", "max_in_flight", "workers"):
         if getattr(server, key) < 1:

@@ -19,7 +19,7 @@ from gateway.metrics import Metrics
 from gateway.relay import MaildirUpstream, SMTPUpstream, Upstream
 from gateway.smtp import GatewaySMTP, SanitizingHandler
 from gateway.store.sqlite import SQLiteStore
-from gateway.worker import init_worker
+from gateway.worker import check_policies, init_worker
 
 log = logging.getLogger("sanigate")
 
@@ -96,6 +96,7 @@ class Gateway:
             pool = self._get_pool()
             await asyncio.gather(*(loop.run_in_executor(pool, _ping) for _ in range(s.workers)))
             log.info("%d sanitizer processes ready in %.1f s", s.workers, time.monotonic() - started)
+        await self._validate(self.config)
         tls = self._tls_context()
 
         def factory() -> GatewaySMTP:
@@ -106,26 +107,37 @@ class Gateway:
 
         self._server = await loop.create_server(factory, host=s.host, port=s.port)
         self.port = self._server.sockets[0].getsockname()[1]
-        if s.metrics_port or s.metrics_host != "127.0.0.1":
+        if s.metrics_enabled:
             self._metrics_server = self.metrics.serve(s.metrics_host, s.metrics_port)
             self.metrics_port = self._metrics_server.server_address[1]
         log.info("listening on %s:%d, relaying to %s", s.host, self.port,
                  f"{self.config.upstream.host}:{self.config.upstream.port}" if self.config.upstream.host
                  else f"Maildir {self.config.upstream.maildir}")  # fmt: skip
 
-    def reload(self) -> bool:
+    async def _validate(self, config: Config) -> None:
+        """Every entity of every policy must be one K knows; found now, not at the first message."""
+        loop = asyncio.get_running_loop()
+        policies = list(config.policies.values())
+        if self._engine is not None:
+            problems = await loop.run_in_executor(None, check_policies, policies, self._engine)
+        else:
+            problems = await loop.run_in_executor(self._get_pool(), check_policies, policies)
+        if problems:
+            raise ConfigError(f"{config.source}: " + "; ".join(problems))
+
+    async def reload(self) -> bool:
         """Re-read the configuration; an invalid one is logged and the old one kept."""
         if self.config_path is None:
-            log.info("SIGHUP: running on embedded defaults, nothing to reload")
+            log.info("reload: running on embedded defaults, nothing to reload")
             return False
         try:
             new = load_config(self.config_path)
+            if new.engine != self.config.engine and self._pool is not None:
+                raise ConfigError(f"{self.config_path}: [engine] changed; restart sanigate to load a new K")
+            await self._validate(new)
         except ConfigError as exc:
             log.error("reload refused, keeping the running configuration: %s", exc.message)
             return False
-        if new.engine != self.config.engine and self._pool is not None:
-            self._pool.shutdown(wait=False)
-            self._pool = None
         self.config = new
         self._upstream = make_upstream(new)
         log.info("configuration reloaded from %s (%d policies, %d sender rules)",
@@ -146,13 +158,27 @@ class Gateway:
 
 async def serve(config_path: Path | None) -> None:
     gateway = Gateway(config_path)
-    await gateway.start()
+    try:
+        await gateway.start()
+    except BaseException:
+        await gateway.stop()
+        raise
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    loop.add_signal_handler(signal.SIGHUP, gateway.reload)
+    reloads: set[asyncio.Task[bool]] = set()
+
+    def on_hup() -> None:
+        task = loop.create_task(gateway.reload())
+        reloads.add(task)
+        task.add_done_callback(reloads.discard)
+
+    loop.add_signal_handler(signal.SIGHUP, on_hup)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    print(f"sanigate: listening on {gateway.config.server.host}:{gateway.port}", flush=True)
+    metrics = (
+        f", metrics on {gateway.config.server.metrics_host}:{gateway.metrics_port}" if gateway.metrics_port else ""
+    )
+    print(f"sanigate: listening on {gateway.config.server.host}:{gateway.port}{metrics}", flush=True)
     await stop.wait()
     log.info("stopping")
     await gateway.stop()

@@ -46,7 +46,38 @@ def init_worker(files: EngineFiles) -> None:
     global _engine
     from gateway.assemble import EngineConfig, build_engine
 
+    _watch_parent()
     _engine = build_engine(EngineConfig(index=files.index, taxonomy=files.taxonomy))
+
+
+def _watch_parent() -> None:
+    """A worker whose gateway died (even by SIGKILL) exits instead of lingering as an orphan."""
+    import os
+    import threading
+    import time
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
+def check_policies(policies: Sequence[PolicyConfig], engine: Engine | None = None) -> list[str]:
+    """Problems with the policies' entities (unknown to K): a configuration error, not a mail error."""
+    engine = engine or _engine
+    if engine is None:
+        return ["sanitizer not started"]
+    problems = []
+    for p in policies:
+        try:
+            engine.entities_of(p.sanitize)
+        except SanigateError as exc:
+            problems.append(f"policies.{p.name}.entities: {exc.message}")
+    return problems
 
 
 def strictest(policies: Sequence[PolicyConfig]) -> ContentPolicy:

@@ -132,3 +132,38 @@ async def send(port: int, sender: str, recipients: list[str], data: bytes, **kw:
             await client.quit()
         except aiosmtplib.SMTPException:
             client.close()
+
+
+class ThreadedCapture:
+    """The capture server on its own event loop in a thread, for tests that run sanigate as a process."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.handler = CaptureHandler()
+        self.loop = asyncio.new_event_loop()
+        self._ready = threading.Event()
+        self.port = 0
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        self._ready.wait(10)
+
+    def _run(self) -> None:
+        asyncio.set_event_loop(self.loop)
+
+        async def up() -> None:
+            self.server, self.port = await start_capture(self.handler)
+            self._ready.set()
+
+        self.loop.run_until_complete(up())
+        self.loop.run_forever()
+
+    def close(self) -> None:
+        async def down() -> None:
+            self.server.close()
+            await self.server.wait_closed()
+
+        asyncio.run_coroutine_threadsafe(down(), self.loop).result(10)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self._thread.join(10)
+        self.loop.close()

@@ -78,6 +78,11 @@ def resolve_entity(
         n_k = knowledge.count([{k}])
         if n_base == 0 or n_k < max(min_support, 1):
             keys.add(k)  # nothing to test against, or too rare to distort p(c)
+        elif set(k.split()) < set(base.split()):
+            # A part of the name ("party" of "political party"): it always co-occurs
+            # with the name, so PMI says nothing; it must stand for c most of the time.
+            if knowledge.count([{k}, {base}]) / n_k >= alias_confidence:
+                keys.add(k)
         elif _associated(knowledge, base, n_base, k, n_k):
             keys.add(k)
     core = frozenset(keys)
