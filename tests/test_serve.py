@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime
-import os
 import re
 import signal
 import smtplib
@@ -237,7 +236,7 @@ def make_cert(tmp: Path) -> tuple[Path, Path]:
     cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
     key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
                                            serialization.NoEncryption()))  # fmt: skip
-    os.chmod(key_path, 0o600)
+    key_path.chmod(0o600)
     return cert_path, key_path
 
 
