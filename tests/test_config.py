@@ -33,7 +33,10 @@ def parse(text: str) -> object:
         ('[policies.x]\nentities = ["HIV"]\nalpha = 0.5\n', "site.toml: policies.x: alpha must be a number >= 1"),
         ('[policies.x]\nentities = ["HIV"]\non_failure = "drop"\n', "site.toml: policies.x.on_failure: must be one of"),
         ('[policies.x]\nentities = ["HIV"]\nimages = "keep"\n', "site.toml: policies.x.images: must be one of"),
-        ('[[senders]]\nmatch = "default"\npolicies = ["nope"]\n', "site.toml: senders[0].policies: names policy 'nope'"),
+        (
+            '[[senders]]\nmatch = "default"\npolicies = ["nope"]\n',
+            "site.toml: senders[0].policies: names policy 'nope'",
+        ),
         ("[[senders]]\npolicies = []\n", "site.toml: senders[0].match: is required"),
         ("not toml = = 1\n", "site.toml: invalid TOML"),
     ],
@@ -46,7 +49,8 @@ def test_errors_name_the_file_and_the_key(text: str, message: str) -> None:
 
 def test_sender_rules_most_specific_first() -> None:
     config = parse_config(
-        BASE + """
+        BASE
+        + """
 [[senders]]
 match = "default"
 policies = ["p1"]

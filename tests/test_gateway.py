@@ -192,3 +192,19 @@ def test_maildir_default_delivery(tmp_path: Path, engine: Engine) -> None:
         assert b"HIV" not in file.read_bytes() and file.stat().st_mode & 0o777 == 0o600
 
     run(tmp_path, engine, scenario, upstream=False)
+
+
+def test_xforward_is_passed_upstream(tmp_path: Path, engine: Engine) -> None:
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        client = aiosmtplib.SMTP(hostname="127.0.0.1", port=gw.port, timeout=30, start_tls=False)
+        await client.connect()
+        await client.ehlo(hostname="postfix.test")
+        assert client.supports_extension("xforward")
+        r = await client.execute_command(b"XFORWARD NAME=mail.example.net ADDR=192.0.2.7 PROTO=ESMTP HELO=mx")
+        assert r.code == 250
+        await client.sendmail("x@clinic.example", ["a@example.com"], MEDICAL)
+        await client.quit()
+        assert up.messages[0].xforward["ADDR"] == "192.0.2.7"
+        assert up.messages[0].xforward["NAME"] == "mail.example.net"
+
+    run(tmp_path, engine, scenario)
