@@ -30,8 +30,10 @@ def setup(tmp: Path, port: int) -> tuple[Path, SQLiteStore]:
     cfg.write_text(f'[upstream]\nrelay = "127.0.0.1:{port}"\n[store]\npath = "{tmp}/store.db"\n', encoding="utf-8")
     store = SQLiteStore(tmp / "store.db")
     env = Envelope(sender="doctor@clinic.example", recipients=("a@example.com", "b@example.com"))
-    decision = DecisionRecord(policy="medical", entity="HIV", term="HIV", pmi=7.1, threshold=4.7,
-                              action="generalize", replacement="infection", reason="entity-name", part="body")  # fmt: skip
+    decision = DecisionRecord(
+        policy="medical", entity="HIV", term="HIV", pmi=7.1, threshold=4.7,
+        action="generalize", replacement="infection", reason="entity-name", part="body",
+    )  # fmt: skip
     store.save(message_id="held1", envelope=env, status="held", reason="encrypted", policies=["medical"],
                original=MEDICAL, sanitized=None, decisions=[])  # fmt: skip
     store.save(message_id="fwd1", envelope=env, status="forwarded", reason="sanitized", policies=["medical"],
@@ -80,7 +82,7 @@ def test_original_release_needs_a_reason(tmp_path: Path, capture: ThreadedCaptur
 
 
 def test_concurrent_releases_send_once(tmp_path: Path, capture: ThreadedCapture) -> None:
-    cfg, store = setup(tmp_path, capture.port)
+    cfg, _store = setup(tmp_path, capture.port)
     config = load_config(cfg, base=tmp_path)
 
     async def both() -> list[object]:
