@@ -26,7 +26,6 @@ from gateway.errors import InputError, ResidualRiskError, SanigateError
 from gateway.model.engine import Engine
 from gateway.model.records import Decision, SanitizePolicy, SanitizeResult
 from gateway.model.rewrite import Edit, TextEdit, apply_text_edits, compose
-from gateway.model.terms import extract_terms
 
 Kind = Literal["mail", "docx", "pdf", "text"]
 DEFAULT_LIMITS = Limits()
@@ -207,7 +206,7 @@ def check_output(
     flagged = {d.term for r in results for d in r.decisions}
     again = extract(data, kind, name=name, limits=limits, policy=_SEE_ALL)
     text, _ = combine(again.segments)
-    _tokens, occs = extract_terms(text, engine.language.lemmatize, engine.phrase_set)
+    _tokens, occs = engine.terms_of(text, [e for r in results for e in r.entities])
     left = sorted(flagged & {o.key for o in occs})
     if left:
         raise ResidualRiskError(f"after rebuilding, flagged term(s) still present: {', '.join(left[:5])}", part=name)

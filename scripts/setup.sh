@@ -4,10 +4,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-if ! dpkg -s wordnet-base python3-venv fonts-dejavu-core >/dev/null 2>&1; then
+if ! dpkg -s wordnet-base python3-venv fonts-dejavu-core swaks >/dev/null 2>&1; then
     $SUDO apt-get update -qq
     $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-        python3 python3-venv python3-pip wordnet-base fonts-dejavu-core >/dev/null
+        python3 python3-venv python3-pip wordnet-base fonts-dejavu-core swaks >/dev/null
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip

@@ -137,6 +137,18 @@ class Engine:
         self._verdicts: dict[tuple[Conjuncts, tuple[Entity, ...], float], _Verdict] = {}
         self._lock = threading.Lock()
 
+    def terms_of(self, text: str, entities: Sequence[Entity] = ()) -> tuple[list[Token], list[TermOccurrence]]:
+        """The terms of a text as the engine judges them.
+
+        A word spelled like an entity's acronym but in mixed case mid-sentence
+        ("Vd" for a voltage, "Std" in a class name) is not that acronym, and not a term.
+        """
+        tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
+        acronyms = {k for e in entities for k in e.acronyms}
+        if acronyms:
+            occs = [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]
+        return tokens, occs
+
     @property
     def phrase_set(self) -> PhraseSet:
         """Multi-word terms the engine recognises (K's, the entities', the policies')."""
@@ -285,7 +297,7 @@ class Engine:
         keys_out: list[str] | None = None,
         avoid: Collection[str] = (),
     ) -> tuple[list[Edit], list[Decision]]:
-        tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
+        tokens, occs = self.terms_of(text, entities)
         if keys_out is not None:
             keys_out.extend(o.key for o in occs)
         by_key: dict[str, list[TermOccurrence]] = {}
@@ -338,8 +350,9 @@ class Engine:
                 r.redacted = True
                 continue
             self._start_chain(r, by_key[key], tokens, context, entities, policy, forbidden)
-        if policy.max_group >= 2 and not redact_all:
-            self._groups(by_key, risky, safe, tokens, context, entities, policy, forbidden)
+        if policy.max_group >= 2:
+            # Groups are judged in every round; in a redacting round their members are redacted.
+            self._groups(by_key, risky, safe, tokens, context, entities, policy, forbidden, redact=redact_all)
             for r in risky.values():  # a group may have flagged what another term became
                 while (cur := r.current) is not None and self._keys_of(cur) & forbidden:
                     self._advance(r, entities, policy, group=None, forbidden=forbidden)
@@ -447,7 +460,7 @@ class Engine:
             return no("still discloses", v)
         if group is not None:
             gv = self.verdict(_canon((*group, keys)), entities, policy.alpha)
-            if gv.n >= self.estimator.min_support and gv.risky:
+            if gv.n >= self.estimator.group_min_support and gv.risky:
                 return no("group still discloses", gv)
         return Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
                     entity=v.entity.name if v.entity else None, accepted=True)  # fmt: skip
@@ -462,6 +475,8 @@ class Engine:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         forbidden: set[str],
+        *,
+        redact: bool = False,
     ) -> None:
         sentences: dict[int, list[str]] = {}
         for key, occs in by_key.items():
@@ -485,13 +500,16 @@ class Engine:
                     risky[target] = r
                     forbidden.add(target)
                     safe.pop(target, None)
+                    if redact:
+                        r.redacted = True
+                        continue
                     self._start_chain(r, by_key[target], tokens, context, entities, policy, forbidden)
                     if not r.redacted:
                         cur = r.current
                         assert cur is not None
                         keys = frozenset(self.key(lex) for lex in cur.lexicalizations or (cur.term,))
                         gv = self.verdict(_canon((*others, keys)), entities, policy.alpha)
-                        if gv.n >= self.estimator.min_support and gv.risky:
+                        if gv.n >= self.estimator.group_min_support and gv.risky:
                             self._advance(r, entities, policy, group=others, forbidden=forbidden)
                 else:
                     r.group = r.group or shown
@@ -539,7 +557,7 @@ class Engine:
                 if conj in judged:
                     continue
                 v = self.verdict(conj, entities, policy.alpha)
-                if v.n >= self.estimator.min_support and v.risky:
+                if v.n >= self.estimator.group_min_support and v.risky:
                     return combo, v
                 judged.add(conj)
         return None
@@ -658,6 +676,13 @@ def _starts_sentence(tokens: Sequence[Token], i: int) -> bool:
 
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
+
+
+def _not_the_acronym(tokens: Sequence[Token], i: int) -> bool:
+    word = tokens[i].text
+    if word.isupper() or word.islower():
+        return False
+    return not (_starts_sentence(tokens, i) and word[1:].islower())  # "Hiv" opening a sentence is "hiv"
 
 
 def _is_shouting(text: str) -> bool:

@@ -67,6 +67,13 @@ def resolve_entity(
     if not base:
         raise UnknownEntityError(f"entity {name!r} has no words to look for")
     keys = {base}
+    acronyms: set[str] = set()
+
+    def note_acronym(written: str, key: str) -> None:
+        if len(written) > 1 and written.replace(".", "").isupper() and " " not in written.strip():
+            acronyms.add(key)
+
+    note_acronym(name, base)
     for alias in aliases:
         if k := key_of(alias, lemmatize):
             keys.add(k)
@@ -75,6 +82,7 @@ def resolve_entity(
         k = key_of(syn, lemmatize)
         if not k or k in keys:
             continue
+        note_acronym(syn, k)
         n_k = knowledge.count([{k}])
         if n_base == 0 or n_k < max(min_support, 1):
             keys.add(k)  # nothing to test against, or too rare to distort p(c)
@@ -91,6 +99,7 @@ def resolve_entity(
         k = key_of(cand, lemmatize)
         if not k or k in keys:
             continue
+        note_acronym(cand, k)
         n_k = knowledge.count([{k}])
         if n_k < max(min_support, 1):
             continue
@@ -103,4 +112,6 @@ def resolve_entity(
             f"entity {name!r} does not occur in the knowledge source (looked for: {', '.join(sorted(final))}); "
             "PMI cannot be computed for it: add an alias the corpus knows, or a larger K"
         )
-    return Entity(name=name, keys=final, n_docs=n_c, ic=-math.log(n_c / knowledge.n_docs))
+    return Entity(
+        name=name, keys=final, n_docs=n_c, ic=-math.log(n_c / knowledge.n_docs), acronyms=frozenset(acronyms & final)
+    )

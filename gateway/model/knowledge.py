@@ -42,12 +42,16 @@ class Knowledge(Protocol):
 
 DEFAULT_PRIOR_WEIGHT = 10.0
 DEFAULT_MIN_SUPPORT = 3
+# A group is a conjunction: its count shrinks fast, and a handful of documents
+# holding two common words next to c is noise, not an inference.
+DEFAULT_GROUP_MIN_SUPPORT = 10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Estimator:
     prior_weight: float = DEFAULT_PRIOR_WEIGHT
     min_support: int = DEFAULT_MIN_SUPPORT
+    group_min_support: int = DEFAULT_GROUP_MIN_SUPPORT
 
     def ic(self, k: Knowledge, n_t: int) -> float:
         """IC(t) = -log p(t); add-one for terms K has not seen (finite utility)."""

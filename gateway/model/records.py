@@ -59,6 +59,9 @@ class Entity:
     keys: frozenset[str]
     n_docs: int
     ic: float
+    # Keys that are acronyms ("hiv", "std", "vd"): written in mixed case ("Vd",
+    # "Std") a word is not the acronym.
+    acronyms: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -124,10 +124,21 @@ def tokenize(text: str, lemmatize: Lemmatizer) -> list[Token]:
         if not word:
             continue
         end = start + len(word)
+        if _is_code(text, start, end):
+            # An identifier in program text ("std::cout", "usrp->get_rx()"): not a word.
+            tokens.append(Token(word, start, end, word, sent, is_stop=False, is_number=True, joined=joined))
+            prev_end = end
+            continue
         norm = normalize_word(word.replace("\u2019", "'"), lemmatize)
         tokens.append(Token(word, start, end, norm, sent, is_stop=norm in STOPWORDS, is_number=False, joined=joined))
         prev_end = end
     return tokens
+
+
+def _is_code(text: str, start: int, end: int) -> bool:
+    after = text[end : end + 2]
+    before = text[max(0, start - 2) : start]
+    return after in ("::", "->") or before in ("::", "->") or (after[:1] == "(" and end - start > 1)
 
 
 def is_term_token(tok: Token) -> bool:
