@@ -136,6 +136,19 @@ def test_format_flowed_and_base64_kept(engine: Engine) -> None:
     assert "HIV" not in out.get_content()
 
 
+def test_non_ascii_display_names_keep_their_addresses(engine: Engine) -> None:
+    msg = EmailMessage()
+    msg["From"] = '"Zoë HIV Clinic" <z@example.org>, plain@example.net'
+    msg["To"] = "a@example.com"
+    msg["Subject"] = "Über: the HIV test"
+    msg.set_content("See you.\n")
+    out = parse(process(msg.as_bytes(), engine=engine, policies=HIV, name="n.eml").data)
+    (zoe, plain) = out["From"].addresses
+    assert (zoe.addr_spec, plain.addr_spec) == ("z@example.org", "plain@example.net")
+    assert zoe.display_name.startswith("Zoë") and "HIV" not in zoe.display_name
+    assert str(out["Subject"]).startswith("Über:") and "HIV" not in str(out["Subject"])
+
+
 def test_comments_in_address_headers(engine: Engine) -> None:
     raw = (
         b"From: clinic@example.org (HIV clinic, Los Angeles)\r\nTo: a@example.com\r\nSubject: hello\r\n"
