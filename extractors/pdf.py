@@ -96,6 +96,9 @@ def _child(conn: Connection, data: bytes, max_pages: int, max_memory: int) -> No
 def extract_pdf(data: bytes, *, part: str, limits: Limits) -> PdfDocument:
     if not data.lstrip()[:5] == b"%PDF-" and b"%PDF-" not in data[:1024]:
         raise UnreadableContentError("not a PDF (no %PDF header)", part=part)
+    # Import pdfminer here, once, so that every forked reader starts with it loaded.
+    import pdfminer.high_level  # noqa: F401
+
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, data, limits.pdf_max_pages, limits.pdf_max_memory), daemon=True)

@@ -208,3 +208,27 @@ def test_xforward_is_passed_upstream(tmp_path: Path, engine: Engine) -> None:
         assert up.messages[0].xforward["NAME"] == "mail.example.net"
 
     run(tmp_path, engine, scenario)
+
+
+def test_policy_rejection_is_554(tmp_path: Path, engine: Engine) -> None:
+    encrypted = (
+        b"From: x@clinic.example\r\nTo: a@example.com\r\nSubject: s\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"\r\n\r\nMIIB\r\n'
+    )
+    strict = """
+[policies.strict]
+entities = ["HIV"]
+on_failure = "reject"
+
+[[senders]]
+match = "default"
+policies = ["strict"]
+"""
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        with pytest.raises(aiosmtplib.SMTPResponseException) as info:
+            await send(gw.port, "x@clinic.example", ["a@example.com"], encrypted)
+        assert info.value.code == 554 and "5.7.1" in info.value.message
+        assert up.messages == [] and gw.store.list_messages() == []
+
+    run(tmp_path, engine, scenario, policies=strict)

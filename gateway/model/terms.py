@@ -105,6 +105,7 @@ def sentence_starts(text: str) -> list[int]:
 def tokenize(text: str, lemmatize: Lemmatizer) -> list[Token]:
     starts = sentence_starts(text)
     tokens: list[Token] = []
+    norms: dict[str, str] = {}  # words repeat: normalise each once per text
     sent = 0
     prev_end = -1
     for m in _WORD.finditer(text):
@@ -130,7 +131,9 @@ def tokenize(text: str, lemmatize: Lemmatizer) -> list[Token]:
             tokens.append(Token(word, start, end, word, sent, is_stop=False, is_number=True, joined=joined))
             prev_end = end
             continue
-        norm = normalize_word(word.replace("\u2019", "'"), lemmatize)
+        norm = norms.get(word)
+        if norm is None:
+            norm = norms[word] = normalize_word(word.replace("\u2019", "'"), lemmatize)
         tokens.append(Token(word, start, end, norm, sent, is_stop=norm in STOPWORDS, is_number=False, joined=joined))
         prev_end = end
     return tokens
