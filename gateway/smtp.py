@@ -49,6 +49,10 @@ class _State:
 class GatewaySMTP(SMTP):
     """aiosmtpd's server with XFORWARD, and upstream cleanup when a client vanishes."""
 
+    # RFC 5321 says 1000, real mail says otherwise (HTML on one line); refusing
+    # with 500 would bounce it. Postfix accepts long lines and breaks them too.
+    line_length_limit = 64 * 1024
+
     async def smtp_XFORWARD(self, arg: str) -> None:
         if self.session is None or not self.session.host_name:
             await self.push("503 5.5.1 Error: send HELO/EHLO first")
