@@ -232,3 +232,56 @@ policies = ["strict"]
         assert up.messages == [] and gw.store.list_messages() == []
 
     run(tmp_path, engine, scenario, policies=strict)
+
+
+class _BrokenEngine(Engine):
+    """The real engine with a bug injected: sanitize() raises."""
+
+    def __init__(self, real: Engine) -> None:
+        self.__dict__.update(real.__dict__)
+
+    def sanitize(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("injected failure")
+
+
+def test_internal_error_holds_the_original(tmp_path: Path, engine: Engine) -> None:
+    broken = _BrokenEngine(engine)
+
+    async def main() -> None:
+        capture = CaptureHandler()
+        server, port = await start_capture(capture)
+        gw = Gateway(config=config_for(tmp_path, upstream_port=port), engine_in_process=broken)
+        await gw.start()
+        try:
+            _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
+            assert "held for review" in reply and "internal-error" in reply
+            assert capture.messages == []  # never the original in clear
+            (held,) = gw.store.list_messages(status="held")
+            assert gw.store.content(held.id)[0] == MEDICAL
+        finally:
+            await gw.stop()
+            server.close()
+            await server.wait_closed()
+
+    asyncio.run(main())
+
+
+def test_store_failure_while_holding_is_451(tmp_path: Path, engine: Engine) -> None:
+    from gateway.store.sqlite import StoreError
+
+    encrypted = (
+        b"From: x@clinic.example\r\nTo: a@example.com\r\nSubject: s\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"\r\n\r\nMIIB\r\n'
+    )
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        def failing_save(**kwargs: Any) -> None:
+            raise StoreError("disk full (injected)")
+
+        gw.store.save = failing_save  # type: ignore[method-assign]
+        with pytest.raises(aiosmtplib.SMTPResponseException) as info:
+            await send(gw.port, "x@clinic.example", ["a@example.com"], encrypted)
+        assert info.value.code == 451  # the sender keeps the message and retries
+        assert up.messages == []
+
+    run(tmp_path, engine, scenario)
