@@ -14,6 +14,7 @@ gateway.
 
 from __future__ import annotations
 
+import gc
 import io
 import multiprocessing as mp
 import resource
@@ -61,6 +62,7 @@ class PdfDocument:
 
 
 def _child(conn: Connection, data: bytes, max_pages: int, max_memory: int) -> None:
+    gc.disable()  # the parent's heap (K, WordNet) is shared copy-on-write: do not walk it
     resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     try:
         from pdfminer.high_level import extract_pages
@@ -102,7 +104,11 @@ def extract_pdf(data: bytes, *, part: str, limits: Limits) -> PdfDocument:
     ctx = mp.get_context("fork")
     recv, send = ctx.Pipe(duplex=False)
     proc = ctx.Process(target=_child, args=(send, data, limits.pdf_max_pages, limits.pdf_max_memory), daemon=True)
-    proc.start()
+    gc.freeze()  # objects that exist now are not collected in the child: no copy-on-write storm
+    try:
+        proc.start()
+    finally:
+        gc.unfreeze()
     send.close()
     try:
         if not recv.poll(limits.pdf_max_seconds):
