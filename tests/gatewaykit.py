@@ -50,6 +50,7 @@ class CaptureHandler:
 
 class CaptureSMTP(SMTP):
     line_length_limit = 64 * 1024  # as lenient as Postfix
+
     async def smtp_XFORWARD(self, arg: str) -> None:
         for item in arg.split():
             k, _, v = item.partition("=")

@@ -103,40 +103,55 @@ def sentence_starts(text: str) -> list[int]:
 
 
 def tokenize(text: str, lemmatize: Lemmatizer) -> list[Token]:
+    # The hot loop of the whole gateway (every token of every message): kept flat.
     starts = sentence_starts(text)
+    n_starts = len(starts)
+    next_start = starts[1] if n_starts > 1 else len(text) + 1
     tokens: list[Token] = []
+    append = tokens.append
     norms: dict[str, str] = {}  # words repeat: normalise each once per text
+    stop = STOPWORDS
     sent = 0
     prev_end = -1
     for m in _WORD.finditer(text):
         raw = m.group()
-        start = m.start()
-        while sent + 1 < len(starts) and starts[sent + 1] <= start:
+        start, m_end = m.span()
+        while next_start <= start:
             sent += 1
-        gap = text[prev_end:start] if prev_end >= 0 else ""
-        joined = gap == " " or (bool(gap) and _BLANKS.fullmatch(gap) is not None)
+            next_start = starts[sent + 1] if sent + 1 < n_starts else len(text) + 1
+        if prev_end < 0:
+            joined = False
+        else:
+            gap = text[prev_end:start]
+            joined = gap == " " or (bool(gap) and _BLANKS.fullmatch(gap) is not None)
         if raw[0].isdigit():
-            tokens.append(Token(raw, start, m.end(), raw, sent, is_stop=False, is_number=True, joined=joined))
-            prev_end = m.end()
+            append(Token(raw, start, m_end, raw, sent, False, True, joined))
+            prev_end = m_end
             continue
         if raw == MARKER_WORD and text[start - 1 : start] == "[":
-            prev_end = m.end()
+            prev_end = m_end
             continue  # our own redaction marker is not a word of the text
-        word = _strip_possessive(raw)
+        word = _strip_possessive(raw) if raw[-1] in "'\u2019s" else raw
         if not word:
             continue
         end = start + len(word)
-        if _is_code(text, start, end):
+        if (text[end : end + 1] in _CODE_AFTER or text[start - 1 : start] in _CODE_BEFORE) and _is_code(
+            text, start, end
+        ):
             # An identifier in program text ("std::cout", "usrp->get_rx()"): not a word.
-            tokens.append(Token(word, start, end, word, sent, is_stop=False, is_number=True, joined=joined))
+            append(Token(word, start, end, word, sent, False, True, joined))
             prev_end = end
             continue
         norm = norms.get(word)
         if norm is None:
             norm = norms[word] = normalize_word(word.replace("\u2019", "'"), lemmatize)
-        tokens.append(Token(word, start, end, norm, sent, is_stop=norm in STOPWORDS, is_number=False, joined=joined))
+        append(Token(word, start, end, norm, sent, norm in stop, False, joined))
         prev_end = end
     return tokens
+
+
+_CODE_AFTER = frozenset({":", "-", "("})
+_CODE_BEFORE = frozenset({":", ">"})
 
 
 def _is_code(text: str, start: int, end: int) -> bool:
