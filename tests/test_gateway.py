@@ -245,25 +245,14 @@ class _BrokenEngine(Engine):
 
 
 def test_internal_error_holds_the_original(tmp_path: Path, engine: Engine) -> None:
-    broken = _BrokenEngine(engine)
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
+        assert "held for review" in reply and "internal-error" in reply
+        assert up.messages == []  # never the original in clear
+        (held,) = gw.store.list_messages(status="held")
+        assert gw.store.content(held.id)[0] == MEDICAL
 
-    async def main() -> None:
-        capture = CaptureHandler()
-        server, port = await start_capture(capture)
-        gw = Gateway(config=config_for(tmp_path, upstream_port=port), engine_in_process=broken)
-        await gw.start()
-        try:
-            _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
-            assert "held for review" in reply and "internal-error" in reply
-            assert capture.messages == []  # never the original in clear
-            (held,) = gw.store.list_messages(status="held")
-            assert gw.store.content(held.id)[0] == MEDICAL
-        finally:
-            await gw.stop()
-            server.close()
-            await server.wait_closed()
-
-    asyncio.run(main())
+    run(tmp_path, _BrokenEngine(engine), scenario)
 
 
 def test_store_failure_while_holding_is_451(tmp_path: Path, engine: Engine) -> None:

@@ -282,11 +282,6 @@ class Engine:
             lost += original_ic[span] - kept
         return Utility(before, max(0.0, before - lost))
 
-    def utility(self, text: str) -> float:
-        """Eq. 7: the sum of IC over the term occurrences of a text."""
-        _tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
-        return sum(self.ic(o.key) for o in occs)
-
     def _round(
         self,
         text: str,

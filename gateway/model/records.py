@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from gateway.errors import ConfigError
@@ -147,7 +146,6 @@ class SanitizeResult:
     policy: SanitizePolicy
     rounds: int = 1
     edits: tuple[TextEdit, ...] = ()  # on the original text: apply them and get ``text``
-    extra: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def changed(self) -> bool:
