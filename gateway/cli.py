@@ -237,6 +237,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`| head`): not an error of ours
+        sys.stderr.close()
+        return 0
     except Exception:  # a bug: say so plainly, keep the traceback for -v
         log.debug("internal error", exc_info=True)
         log.error("internal error while running %r", args.command, exc_info=args.verbose)
