@@ -432,12 +432,12 @@ def _content_type(part: Message) -> str:
     return ctype
 
 
+_ODD = re.compile("[\x00-\x08\x0b\x0e-\x1f\ufffd]")
+
+
 def _looks_binary(text: str) -> bool:
     sample = text[:4096]
-    if not sample:
-        return False
-    odd = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f") or ch == "\ufffd")
-    return odd > 0.1 * len(sample)
+    return bool(sample) and len(_ODD.findall(sample)) > 0.1 * len(sample)
 
 
 def _set_text_payload(part: Message, text: str) -> None:

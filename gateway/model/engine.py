@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import re
 import threading
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Protocol
@@ -134,6 +135,7 @@ class Engine:
             self._phrases.add(self.key(p))
         self._entities: dict[tuple[str, tuple[str, ...]], Entity] = {}
         self._counts: dict[Conjuncts, int] = {}
+        self._ics: dict[str, float] = {}
         self._verdicts: dict[tuple[Conjuncts, tuple[Entity, ...], float], _Verdict] = {}
         self._lock = threading.Lock()
 
@@ -221,7 +223,12 @@ class Engine:
         return best
 
     def ic(self, key: str) -> float:
-        return self.estimator.ic(self.knowledge, self.count((frozenset({key}),)))
+        found = self._ics.get(key)
+        if found is None:
+            found = self.estimator.ic(self.knowledge, self.count((frozenset({key}),)))
+            if len(self._ics) < 500_000:
+                self._ics[key] = found
+        return found
 
     # -- the algorithm --------------------------------------------------------
     def sanitize(self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = ()) -> SanitizeResult:
@@ -269,7 +276,7 @@ class Engine:
         corpus counts are not monotone along WordNet the way Resnik's are,
         and "ill health" is rarer in K than "HIV".
         """
-        before = sum(self.ic(key) for key in original_keys)
+        before = sum(self.ic(key) * n for key, n in Counter(original_keys).items())
         original_ic: dict[tuple[int, int], float] = {}
         final: dict[tuple[int, int], Decision] = {}
         for d in decisions:

@@ -202,6 +202,9 @@ class PhraseSet:
     def __len__(self) -> int:
         return len(self._phrases)
 
+    def starts_phrase(self, norm: str) -> bool:
+        return (norm,) in self._prefixes
+
     def matches_at(self, tokens: Sequence[Token], i: int) -> Iterator[int]:
         """Lengths (>= 2) of the phrases that start at token i, shortest first."""
         first = tokens[i]
@@ -229,11 +232,13 @@ def extract_terms(
     """Terms of a text, longest phrase first, each token in at most one term."""
     tokens = tokenize(text, lemmatize)
     terms: list[TermOccurrence] = []
+    starts_phrase = phrases.starts_phrase
     i = 0
     while i < len(tokens):
         longest = 0
-        for n in phrases.matches_at(tokens, i):
-            longest = n
+        if starts_phrase(tokens[i].norm):
+            for n in phrases.matches_at(tokens, i):
+                longest = n
         if longest:
             last = tokens[i + longest - 1]
             key = " ".join(t.norm for t in tokens[i : i + longest])
