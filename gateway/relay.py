@@ -14,7 +14,7 @@ import os
 import socket
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -116,24 +116,20 @@ class _SMTPTransaction:
         self.client = client
 
     async def rcpt(self, address: str) -> Reply:
-        try:
-            r = await self.client.rcpt(address)
-            return Reply(r.code, r.message)
-        except aiosmtplib.SMTPRecipientRefused as exc:
-            return Reply(exc.code, exc.message)
-        except aiosmtplib.SMTPResponseException as exc:
-            return Reply(exc.code, exc.message)
-        except (TimeoutError, aiosmtplib.SMTPException, OSError) as exc:
-            raise UpstreamError(f"upstream lost during RCPT ({type(exc).__name__})") from exc
+        return await self._reply("RCPT", self.client.rcpt(address))
 
     async def data(self, message: bytes) -> Reply:
+        return await self._reply("DATA", self.client.data(message))
+
+    async def _reply(self, stage: str, command: Awaitable[aiosmtplib.SMTPResponse]) -> Reply:
+        """The upstream's answer, refusals included; a lost upstream is an UpstreamError."""
         try:
-            r = await self.client.data(message)
+            r = await command
             return Reply(r.code, r.message)
-        except aiosmtplib.SMTPResponseException as exc:
+        except aiosmtplib.SMTPResponseException as exc:  # also SMTPRecipientRefused
             return Reply(exc.code, exc.message)
         except (TimeoutError, aiosmtplib.SMTPException, OSError) as exc:
-            raise UpstreamError(f"upstream lost during DATA ({type(exc).__name__})") from exc
+            raise UpstreamError(f"upstream lost during {stage} ({type(exc).__name__})") from exc
 
     async def close(self) -> None:
         await _quietly_close(self.client)

@@ -145,7 +145,7 @@ class SanitizingHandler:
         except UpstreamError as exc:
             self._metrics.messages.labels(outcome="upstream-error").inc()
             log.warning("MAIL from %s: %s", address, exc.message)
-            return f"{exc.smtp_code} {exc.smtp_status} {exc.message}"
+            return exc.smtp_reply
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
@@ -159,7 +159,7 @@ class SanitizingHandler:
             reply = await tx.rcpt(address)
         except UpstreamError as exc:
             await self._drop_transaction(session)
-            return f"{exc.smtp_code} {exc.smtp_status} {exc.message}"
+            return exc.smtp_reply
         if not reply.ok:
             return str(reply)  # the upstream's own refusal, for this recipient only
         envelope.rcpt_tos.append(address)

@@ -509,7 +509,7 @@ class Engine:
                     if not r.redacted:
                         cur = r.current
                         assert cur is not None
-                        keys = frozenset(self.key(lex) for lex in cur.lexicalizations or (cur.term,))
+                        keys = self._keys_of(cur)
                         gv = self.verdict(_canon((*others, keys)), entities, policy.alpha)
                         if gv.n >= self.estimator.group_min_support and gv.risky:
                             self._advance(r, entities, policy, group=others, forbidden=forbidden)
@@ -534,7 +534,7 @@ class Engine:
                     continue
                 accepted = [s for s in r.steps if s.accepted]
                 ratio = (accepted[-1].pmi or 0.0) / (accepted[-1].threshold or 1.0) if accepted else 0.0
-                keys = frozenset(self.key(lex) for lex in cur.lexicalizations or (cur.term,))
+                keys = self._keys_of(cur)
             elif key in safe:
                 ratio = safe[key].ratio
                 keys = frozenset({key})
