@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import re
 import statistics
@@ -99,6 +100,18 @@ alpha = 1.5
     return cfg
 
 
+def cpu_seconds(pid: int) -> tuple[float, float]:
+    """CPU time (user + system) of a process and of its live children, seconds."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def of(p: int) -> float:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick
+
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    return of(pid), sum(of(int(k)) for k in out.split())
+
+
 def rss_mb(pid: int) -> float:
     """Resident memory of a process and its children, MB."""
     out = subprocess.run(["ps", "-o", "rss=", "--ppid", str(pid)], capture_output=True, text=True).stdout
@@ -140,10 +153,15 @@ async def replay(port: int, messages: list[tuple[str, bytes]], concurrency: int,
         await client.quit()
 
     sample = asyncio.create_task(sampler())
+    main0, workers0 = cpu_seconds(pid)
+    own0 = time.process_time()
     started = time.perf_counter()
     await asyncio.gather(*(worker() for _ in range(concurrency)))
     elapsed = time.perf_counter() - started
+    main1, workers1 = cpu_seconds(pid)
+    own1 = time.process_time()
     sample.cancel()
+    n = len(messages)
     latencies.sort()
     return {
         "messages": len(messages),
@@ -152,6 +170,13 @@ async def replay(port: int, messages: list[tuple[str, bytes]], concurrency: int,
         "p50_ms": round(1000 * statistics.median(latencies), 1),
         "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 1),
         "peak_rss_mb": round(peak, 1),
+        # Where the two cores went, per message: the gateway's event loop, its
+        # sanitizing workers, and this process (the SMTP clients and the capture server).
+        "cpu_ms_per_message": {  # type: ignore[dict-item]
+            "gateway": round(1000 * (main1 - main0) / n, 2),
+            "workers": round(1000 * (workers1 - workers0) / n, 2),
+            "bench_client_and_upstream": round(1000 * (own1 - own0) / n, 2),
+        },
         "outcomes": outcomes,  # type: ignore[dict-item]
     }
 

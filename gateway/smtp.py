@@ -90,9 +90,14 @@ class SanitizingHandler:
         self._metrics = metrics
         self._engine = engine_in_process  # tests may run the sanitizer in-process
         self._states: dict[int, _State] = {}
-        self._sender_locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._order = _SenderOrder()
         self._in_flight = 0
         self._store_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
+
+    @property
+    def in_flight(self) -> int:
+        """Messages whose DATA has arrived and that are not answered yet."""
+        return self._in_flight
 
     # -- session bookkeeping -------------------------------------------------
     def state(self, session: Session) -> _State:
@@ -177,10 +182,11 @@ class SanitizingHandler:
             return "451 4.3.2 Too busy, try again later"
         self._in_flight += 1
         self._metrics.in_flight.set(self._in_flight)
+        turn = self._order.arrive(sender)
         try:
-            async with self._sender_lock(sender):
-                reply = await self._deliver(session, envelope, message_id, data, config)
+            reply = await self._deliver(session, envelope, message_id, data, config, turn)
         finally:
+            turn.leave()
             self._in_flight -= 1
             self._metrics.in_flight.set(self._in_flight)
             await self._drop_transaction(session)
@@ -190,7 +196,7 @@ class SanitizingHandler:
 
     # -- the work -----------------------------------------------------------------
     async def _deliver(self, session: Session, envelope: Envelope, message_id: str, data: bytes,
-                       config: Config) -> str:  # fmt: skip
+                       config: Config, turn: _Turn) -> str:  # fmt: skip
         sender = envelope.mail_from or ""
         policies = config.policies_for(sender)
         names = [p.name for p in policies]
@@ -207,6 +213,7 @@ class SanitizingHandler:
         except Exception:
             log.exception("message %s: internal error", message_id)
             result = JobResult("hold", None, "internal-error", ())
+        await turn.wait()  # sanitized in parallel, but sent (or held) in the order it arrived
         for d in result.decisions:
             self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
         if result.verdict == "reject":
@@ -281,32 +288,56 @@ class SanitizingHandler:
         trace = f"{TRACE_HEADER}: status={status}; policies={policies}; changes={result.changes}; id={message_id}\r\n"
         return (received + trace).encode("ascii", "replace")
 
-    def _sender_lock(self, sender: str) -> _SenderLock:
-        return _SenderLock(self._sender_locks, sender.lower())
-
     def close(self) -> None:
         self._store_thread.shutdown(wait=True)
 
 
-class _SenderLock:
-    """Messages from one sender go through in arrival order; other senders run in parallel."""
+class _SenderOrder:
+    """One sender's messages leave in the order they arrived; other senders do not wait.
 
-    def __init__(self, table: dict[str, tuple[asyncio.Lock, int]], key: str) -> None:
-        self.table = table
-        self.key = key
+    Only the delivery takes turns: the sanitizing of a sender's messages runs
+    in parallel (one list address can be half of all traffic), and each
+    message then waits for the one that arrived before it to be sent or held.
+    """
 
-    async def __aenter__(self) -> None:
-        lock, users = self.table.get(self.key, (asyncio.Lock(), 0))
-        self.table[self.key] = (lock, users + 1)
-        await lock.acquire()
+    def __init__(self) -> None:
+        self._last: dict[str, asyncio.Future[None]] = {}
 
-    async def __aexit__(self, *exc: object) -> None:
-        lock, users = self.table[self.key]
-        lock.release()
-        if users <= 1:
-            del self.table[self.key]
+    def arrive(self, sender: str) -> _Turn:
+        key = sender.lower()
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        previous = self._last.get(key)
+        self._last[key] = done
+        return _Turn(self._last, key, previous, done)
+
+    def __len__(self) -> int:
+        return len(self._last)
+
+
+class _Turn:
+    def __init__(self, last: dict[str, asyncio.Future[None]], key: str, previous: asyncio.Future[None] | None,
+                 done: asyncio.Future[None]) -> None:  # fmt: skip
+        self._last = last
+        self._key = key
+        self._previous = previous
+        self._done = done
+
+    async def wait(self) -> None:
+        if self._previous is not None:
+            await asyncio.shield(self._previous)
+
+    def leave(self) -> None:
+        """Let the next message go; if this one gave up before its turn, only once its predecessor is done."""
+        if self._previous is None or self._previous.done():
+            self._finish()
         else:
-            self.table[self.key] = (lock, users - 1)
+            self._previous.add_done_callback(lambda _f: self._finish())
+
+    def _finish(self) -> None:
+        if not self._done.done():
+            self._done.set_result(None)
+        if self._last.get(self._key) is self._done:
+            del self._last[self._key]
 
 
 def _mirror(reply: Reply) -> str:

@@ -184,6 +184,25 @@ def test_burst_of_concurrent_senders(tmp_path: Path, engine: Engine) -> None:
     run(tmp_path, engine, scenario)
 
 
+def test_one_senders_messages_leave_in_arrival_order(tmp_path: Path, engine: Engine) -> None:
+    # The first message takes far longer to sanitize than the second, which
+    # arrives while the first is being worked on: the second must still go second.
+    slow = MEDICAL.replace(b"Subject: ", b"Subject: first ") + b"The HIV clinic in Los Angeles called again.\r\n" * 3500
+    fast = MEDICAL.replace(b"Subject: ", b"Subject: second ")
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        first = asyncio.create_task(send(gw.port, "x@clinic.example", ["a@example.com"], slow))
+        while gw.handler.in_flight == 0:
+            await asyncio.sleep(0.001)
+        _r, reply = await send(gw.port, "X@clinic.example", ["a@example.com"], fast)
+        assert reply.startswith("2.0.0 Ok: sanitized")
+        assert first.done() and (await first)[1].startswith("2.0.0 Ok: sanitized")
+        subjects = [email.message_from_bytes(m.data)["Subject"].split()[0] for m in up.messages]
+        assert subjects == ["first", "second"]
+
+    run(tmp_path, engine, scenario)
+
+
 def test_maildir_default_delivery(tmp_path: Path, engine: Engine) -> None:
     async def scenario(gw: Gateway, up: CaptureHandler) -> None:
         _refused, reply = await send(gw.port, "doctor@clinic.example", ["a@example.com"], MEDICAL)

@@ -130,6 +130,7 @@ class Engine:
         k_min = int(getattr(knowledge, "min_support", 1))
         self.estimator = replace(base, min_support=max(base.min_support if min_support is None else min_support, k_min))
         self._keys: dict[str, str] = {}
+        self._norms: dict[str, str] = {}  # word -> key, shared by every text
         self._phrases = PhraseSet(knowledge.phrases())
         for p in extra_phrases:
             self._phrases.add(self.key(p))
@@ -145,7 +146,7 @@ class Engine:
         A word spelled like an entity's acronym but in mixed case mid-sentence
         ("Vd" for a voltage, "Std" in a class name) is not that acronym, and not a term.
         """
-        tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases)
+        tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases, self._norms)
         acronyms = {k for e in entities for k in e.acronyms}
         if acronyms:
             occs = [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]

@@ -102,54 +102,68 @@ def sentence_starts(text: str) -> list[int]:
     return starts
 
 
-def tokenize(text: str, lemmatize: Lemmatizer) -> list[Token]:
+def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = None) -> list[Token]:
+    """Tokens of a text; ``norms`` (word -> key) may be shared across texts as a cache."""
     # The hot loop of the whole gateway (every token of every message): kept flat.
     starts = sentence_starts(text)
     n_starts = len(starts)
-    next_start = starts[1] if n_starts > 1 else len(text) + 1
+    end_of_text = len(text) + 1
+    next_start = starts[1] if n_starts > 1 else end_of_text
     tokens: list[Token] = []
     append = tokens.append
-    norms: dict[str, str] = {}  # words repeat: normalise each once per text
+    if norms is None:
+        norms = {}  # words repeat: normalise each once per text
+    get_norm = norms.get
     stop = STOPWORDS
+    blanks = _BLANKS.fullmatch
+    code_after, code_before = _CODE_AFTER, _CODE_BEFORE
     sent = 0
     prev_end = -1
     for m in _WORD.finditer(text):
         raw = m.group()
         start, m_end = m.span()
-        while next_start <= start:
-            sent += 1
-            next_start = starts[sent + 1] if sent + 1 < n_starts else len(text) + 1
-        if prev_end < 0:
+        if next_start <= start:
+            while next_start <= start:
+                sent += 1
+                next_start = starts[sent + 1] if sent + 1 < n_starts else end_of_text
+        if prev_end < 0 or start == prev_end:
             joined = False
+        elif start == prev_end + 1:
+            joined = text[prev_end] == " " or text[prev_end] == "\t"
         else:
-            gap = text[prev_end:start]
-            joined = gap == " " or (bool(gap) and _BLANKS.fullmatch(gap) is not None)
-        if raw[0].isdigit():
+            joined = blanks(text, prev_end, start) is not None
+        first = raw[0]
+        if first.isdigit():
             append(Token(raw, start, m_end, raw, sent, False, True, joined))
             prev_end = m_end
             continue
-        if raw == MARKER_WORD and text[start - 1 : start] == "[":
+        if first == "R" and raw == MARKER_WORD and text[start - 1 : start] == "[":
             prev_end = m_end
             continue  # our own redaction marker is not a word of the text
-        word = _strip_possessive(raw) if raw[-1] in "'\u2019s" else raw
-        if not word:
-            continue
-        end = start + len(word)
-        if (text[end : end + 1] in _CODE_AFTER or text[start - 1 : start] in _CODE_BEFORE) and _is_code(
-            text, start, end
-        ):
+        last = raw[-1]
+        if last == "s" or last == "'" or last == "\u2019":
+            word = _strip_possessive(raw)
+            if not word:
+                continue
+            end = start + len(word)
+        else:
+            word, end = raw, m_end
+        if (text[end : end + 1] in code_after or text[start - 1 : start] in code_before) and _is_code(text, start, end):
             # An identifier in program text ("std::cout", "usrp->get_rx()"): not a word.
             append(Token(word, start, end, word, sent, False, True, joined))
             prev_end = end
             continue
-        norm = norms.get(word)
+        norm = get_norm(word)
         if norm is None:
-            norm = norms[word] = normalize_word(word.replace("\u2019", "'"), lemmatize)
+            norm = normalize_word(word.replace("\u2019", "'"), lemmatize)
+            if len(norms) < _MAX_SHARED_NORMS:
+                norms[word] = norm
         append(Token(word, start, end, norm, sent, norm in stop, False, joined))
         prev_end = end
     return tokens
 
 
+_MAX_SHARED_NORMS = 200_000
 _CODE_AFTER = frozenset({":", "-", "("})
 _CODE_BEFORE = frozenset({":", ">"})
 
@@ -185,6 +199,7 @@ class PhraseSet:
     def __init__(self, phrases: Iterable[str] = ()) -> None:
         self._phrases: set[tuple[str, ...]] = set()
         self._prefixes: set[tuple[str, ...]] = set()
+        self.first_words: set[str] = set()
         for p in phrases:
             self.add(p)
 
@@ -193,6 +208,7 @@ class PhraseSet:
         if len(words) < 2 or len(words) > MAX_PHRASE_TOKENS:
             return
         self._phrases.add(words)
+        self.first_words.add(words[0])
         for i in range(1, len(words)):
             self._prefixes.add(words[:i])
 
@@ -203,7 +219,7 @@ class PhraseSet:
         return len(self._phrases)
 
     def starts_phrase(self, norm: str) -> bool:
-        return (norm,) in self._prefixes
+        return norm in self.first_words
 
     def matches_at(self, tokens: Sequence[Token], i: int) -> Iterator[int]:
         """Lengths (>= 2) of the phrases that start at token i, shortest first."""
@@ -228,25 +244,28 @@ def extract_terms(
     text: str,
     lemmatize: Lemmatizer,
     phrases: PhraseSet,
+    norms: dict[str, str] | None = None,
 ) -> tuple[list[Token], list[TermOccurrence]]:
     """Terms of a text, longest phrase first, each token in at most one term."""
-    tokens = tokenize(text, lemmatize)
+    tokens = tokenize(text, lemmatize, norms)
     terms: list[TermOccurrence] = []
-    starts_phrase = phrases.starts_phrase
+    append = terms.append
+    firsts = phrases.first_words
+    n = len(tokens)
     i = 0
-    while i < len(tokens):
-        longest = 0
-        if starts_phrase(tokens[i].norm):
-            for n in phrases.matches_at(tokens, i):
-                longest = n
-        if longest:
-            last = tokens[i + longest - 1]
-            key = " ".join(t.norm for t in tokens[i : i + longest])
-            terms.append(TermOccurrence(key, tokens[i].start, last.end, tokens[i].sentence, i, longest))
-            i += longest
-            continue
+    while i < n:
         tok = tokens[i]
-        if is_term_token(tok):
-            terms.append(TermOccurrence(tok.norm, tok.start, tok.end, tok.sentence, i, 1))
+        if tok.norm in firsts:
+            longest = 0
+            for k in phrases.matches_at(tokens, i):
+                longest = k
+            if longest:
+                last = tokens[i + longest - 1]
+                key = " ".join(t.norm for t in tokens[i : i + longest])
+                append(TermOccurrence(key, tok.start, last.end, tok.sentence, i, longest))
+                i += longest
+                continue
+        if not tok.is_stop and not tok.is_number and len(tok.norm) > 1:  # is_term_token, inlined
+            append(TermOccurrence(tok.norm, tok.start, tok.end, tok.sentence, i, 1))
         i += 1
     return tokens, terms
