@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="run the SMTP gateway")
     sv.add_argument("--config", "-c", type=Path, help="TOML configuration (default: the embedded defaults)")
 
+    ad = sub.add_parser("admin", help="run the admin web interface")
+    ad.add_argument("--config", "-c", type=Path, help="TOML configuration (its [admin] users, store and relay)")
+    sub.add_parser("hash-password", help="hash a password for [[admin.users]] (read from the terminal or stdin)")
+
     q = sub.add_parser("quarantine", help="review held messages")
     q.add_argument("--config", "-c", type=Path, help="TOML configuration (for the store and the relay)")
     qsub = q.add_subparsers(dest="q_command", required=True)
@@ -210,6 +214,35 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_admin(args: argparse.Namespace) -> int:
+    from gateway.admin.serve import run
+    from gateway.serve import JSONFormatter
+
+    root = logging.getLogger()
+    for h in root.handlers:
+        h.setFormatter(JSONFormatter())
+    root.setLevel(logging.INFO)
+    run(args.config)
+    return 0
+
+
+def cmd_hash_password(args: argparse.Namespace) -> int:
+    import getpass
+
+    from gateway.admin.auth import hash_password
+
+    if sys.stdin.isatty():
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Again: ") != password:
+            raise InputError("the two passwords differ")
+    else:
+        password = sys.stdin.readline().rstrip("\n")
+    if len(password) < 10:
+        raise InputError("use at least 10 characters")
+    print(hash_password(password))
+    return 0
+
+
 def cmd_quarantine(args: argparse.Namespace) -> int:
     from gateway import review
 
@@ -227,6 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "index": cmd_index,
         "serve": cmd_serve,
         "quarantine": cmd_quarantine,
+        "admin": cmd_admin,
+        "hash-password": cmd_hash_password,
     }
     try:
         return handlers[args.command](args)

@@ -97,6 +97,24 @@ class EngineFiles:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AdminUser:
+    name: str
+    role: str  # "reviewer" or "admin"
+    password_hash: str  # from ``sanigate hash-password``; never the password
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdminConfig:
+    host: str = "127.0.0.1"
+    port: int = 8025
+    users: tuple[AdminUser, ...] = ()
+    secure_cookies: bool = True  # sent only over HTTPS; off by default only on a loopback address
+    session_minutes: int = 480
+    max_failed_logins: int = 5  # per user name and per client address, within lockout_minutes
+    lockout_minutes: int = 15
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Config:
     source: str = "<embedded defaults>"
     server: ServerConfig = field(default_factory=ServerConfig)
@@ -105,6 +123,7 @@ class Config:
     engine: EngineFiles = field(default_factory=EngineFiles)
     policies: Mapping[str, PolicyConfig] = field(default_factory=dict)
     senders: tuple[SenderRule, ...] = ()
+    admin: AdminConfig = field(default_factory=AdminConfig)
 
     def policies_for(self, sender: str) -> list[PolicyConfig]:
         """The ordered policies of the most specific rule that matches ``sender``."""
@@ -165,7 +184,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from exc
     r = _Reader(source, data)
-    r.unknown_keys(data, "", ["server", "upstream", "store", "engine", "policies", "senders"])
+    r.unknown_keys(data, "", ["server", "upstream", "store", "engine", "policies", "senders", "admin"])
 
     s = r.table("server")
     r.unknown_keys(s, "server", ["listen", "hostname", "max_message_size", "max_in_flight", "workers",
@@ -290,7 +309,50 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                 raise r.fail(f"{prefix}.policies", f"names policy {n!r}, which is not defined under [policies]")
         rules.append(SenderRule(match=match, policies=tuple(names)))
     return Config(source=source, server=server, upstream=upstream, store=store, engine=engine,
-                  policies=policies, senders=tuple(rules))  # fmt: skip
+                  policies=policies, senders=tuple(rules), admin=_admin(r))  # fmt: skip
+
+
+_ROLES = ("reviewer", "admin")
+_LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+def _admin(r: _Reader) -> AdminConfig:
+    a = r.table("admin")
+    r.unknown_keys(a, "admin", ["listen", "users", "secure_cookies", "session_minutes", "max_failed_logins",
+                                "lockout_minutes"])  # fmt: skip
+    host, port = _address(r, "admin.listen", r.get(a, "admin", "listen", str, "127.0.0.1:8025"))
+    users: list[AdminUser] = []
+    raw_users = r.get(a, "admin", "users", list, [])
+    for i, u in enumerate(raw_users):
+        prefix = f"admin.users[{i}]"
+        if not isinstance(u, Mapping):
+            raise r.fail(prefix, "must be a table ([[admin.users]])")
+        r.unknown_keys(u, prefix, ["name", "role", "password_hash"])
+        name = r.get(u, prefix, "name", str, "")
+        role = r.get(u, prefix, "role", str, "reviewer")
+        hashed = r.get(u, prefix, "password_hash", str, "")
+        if not name.strip():
+            raise r.fail(f"{prefix}.name", "is required")
+        if role not in _ROLES:
+            raise r.fail(f"{prefix}.role", f"must be one of {', '.join(_ROLES)}, not {role!r}")
+        if not hashed.startswith("scrypt$"):
+            raise r.fail(f"{prefix}.password_hash", "must be a hash made by 'sanigate hash-password'")
+        if any(x.name == name for x in users):
+            raise r.fail(f"{prefix}.name", f"user {name!r} is defined twice")
+        users.append(AdminUser(name=name, role=role, password_hash=hashed))
+    config = AdminConfig(
+        host=host,
+        port=port,
+        users=tuple(users),
+        secure_cookies=r.get(a, "admin", "secure_cookies", bool, host not in _LOOPBACK),
+        session_minutes=r.get(a, "admin", "session_minutes", int, 480),
+        max_failed_logins=r.get(a, "admin", "max_failed_logins", int, 5),
+        lockout_minutes=r.get(a, "admin", "lockout_minutes", int, 15),
+    )
+    for key in ("session_minutes", "max_failed_logins", "lockout_minutes"):
+        if getattr(config, key) < 1:
+            raise r.fail(f"admin.{key}", "must be at least 1")
+    return config
 
 
 def load_config(path: Path | None, *, base: Path | None = None) -> Config:

@@ -17,7 +17,7 @@ from gateway.config import Config, load_config
 from gateway.errors import InputError, SanigateError
 from gateway.relay import UpstreamError
 from gateway.serve import make_upstream
-from gateway.store.base import Store
+from gateway.store.base import AuditQuery, MessageQuery, Store
 from gateway.store.sqlite import SQLiteStore
 
 
@@ -93,7 +93,7 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, config: Config, store: SQLiteStore) -> int:
     cmd = args.q_command
     if cmd == "list":
-        for m in store.list_messages(status=args.status, limit=args.limit):
+        for m in store.list_messages(MessageQuery(status=args.status), limit=args.limit):
             rcpts = ",".join(m.envelope.recipients)
             print(f"{m.id}  {_when(m.received_at)}  {m.status:9}  {m.reason:18}  {m.changes:3d} changes  "
                   f"{m.envelope.sender} -> {rcpts}")  # fmt: skip
@@ -107,7 +107,7 @@ def _run(args: argparse.Namespace, config: Config, store: SQLiteStore) -> int:
         print(f"reason:     {stored.reason}\nsender:     {stored.envelope.sender}")
         print(f"recipients: {', '.join(stored.envelope.recipients)}\nclient:     {stored.envelope.client_address}")
         print(f"policies:   {', '.join(stored.policies)}\nsize:       {stored.size} bytes")
-        for a in store.audit(message_id=stored.id):
+        for a in store.audit(AuditQuery(message_id=stored.id)):
             if a.kind == "decision":
                 pmi = f"{a.pmi:.2f}" if a.pmi is not None else "-"
                 thr = f"{a.threshold:.2f}" if a.threshold is not None else "-"

@@ -21,6 +21,8 @@ from gateway.smtp import GatewaySMTP, SanitizingHandler
 from gateway.store.sqlite import SQLiteStore
 from gateway.worker import check_policies, init_worker
 
+OUTCOME_FLUSH_SECONDS = 30.0
+
 log = logging.getLogger("sanigate")
 
 
@@ -68,6 +70,7 @@ class Gateway:
         self._metrics_server: Any = None
         self.port = 0
         self.metrics_port = 0
+        self._flusher: asyncio.Task[None] | None = None
 
     def _get_pool(self) -> Executor:
         if self._pool is None or getattr(self._pool, "_broken", False):
@@ -110,6 +113,7 @@ class Gateway:
         if s.metrics_enabled:
             self._metrics_server = self.metrics.serve(s.metrics_host, s.metrics_port)
             self.metrics_port = self._metrics_server.server_address[1]
+        self._flusher = asyncio.create_task(self._flush_outcomes_every(OUTCOME_FLUSH_SECONDS))
         log.info("listening on %s:%d, relaying to %s", s.host, self.port,
                  f"{self.config.upstream.host}:{self.config.upstream.port}" if self.config.upstream.host
                  else f"Maildir {self.config.upstream.maildir}")  # fmt: skip
@@ -144,10 +148,28 @@ class Gateway:
                  self.config_path, len(new.policies), len(new.senders))  # fmt: skip
         return True
 
+    async def _flush_outcomes_every(self, seconds: float) -> None:
+        while True:
+            await asyncio.sleep(seconds)
+            await self.flush_outcomes()
+
+    async def flush_outcomes(self) -> None:
+        """Write the message counts by outcome to the store (one write a period, not one a message)."""
+        counts = self.handler.take_outcomes()
+        if not counts:
+            return
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, self.store.record_outcomes, counts)
+        except Exception as exc:
+            log.warning("outcome counts for the dashboard not stored: %s", exc)
+
     async def stop(self) -> None:
+        if self._flusher is not None:
+            self._flusher.cancel()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        await self.flush_outcomes()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
         self.handler.close()

@@ -34,6 +34,7 @@ from gateway.store.base import Store
 from gateway.worker import JobResult, sanitize_message
 
 log = logging.getLogger("sanigate.smtp")
+OUTCOME_PERIOD = 60.0  # seconds: the finest grain of the dashboard's outcome chart
 TRACE_HEADER = "X-Sanigate"
 XFORWARD_ATTRS = ("NAME", "ADDR", "PORT", "PROTO", "HELO", "IDENT", "SOURCE")
 
@@ -91,8 +92,19 @@ class SanitizingHandler:
         self._engine = engine_in_process  # tests may run the sanitizer in-process
         self._states: dict[int, _State] = {}
         self._order = _SenderOrder()
+        self._outcomes: dict[tuple[float, str], int] = {}
         self._in_flight = 0
         self._store_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
+
+    def _count(self, outcome: str) -> None:
+        self._metrics.messages.labels(outcome=outcome).inc()
+        period = time.time() // OUTCOME_PERIOD * OUTCOME_PERIOD
+        self._outcomes[(period, outcome)] = self._outcomes.get((period, outcome), 0) + 1
+
+    def take_outcomes(self) -> dict[tuple[float, str], int]:
+        """Counts by (period, outcome) since the last call, for the store's dashboard table."""
+        counts, self._outcomes = self._outcomes, {}
+        return counts
 
     @property
     def in_flight(self) -> int:
@@ -136,7 +148,7 @@ class SanitizingHandler:
     async def handle_MAIL(self, server: SMTP, session: Session, envelope: Envelope, address: str,
                           mail_options: list[str]) -> str:  # fmt: skip
         if self._in_flight >= self._config().server.max_in_flight:
-            self._metrics.messages.labels(outcome="busy").inc()
+            self._count("busy")
             return "451 4.3.2 Too busy, try again later"
         await self._drop_transaction(session)
         state = self.state(session)
@@ -148,7 +160,7 @@ class SanitizingHandler:
                 address, xforward=xforward, smtputf8=any(o.upper() == "SMTPUTF8" for o in mail_options)
             )
         except UpstreamError as exc:
-            self._metrics.messages.labels(outcome="upstream-error").inc()
+            self._count("upstream-error")
             log.warning("MAIL from %s: %s", address, exc.message)
             return exc.smtp_reply
         envelope.mail_from = address
@@ -178,7 +190,7 @@ class SanitizingHandler:
         config = self._config()
         if self._in_flight >= config.server.max_in_flight:
             await self._drop_transaction(session)
-            self._metrics.messages.labels(outcome="busy").inc()
+            self._count("busy")
             return "451 4.3.2 Too busy, try again later"
         self._in_flight += 1
         self._metrics.in_flight.set(self._in_flight)
@@ -217,10 +229,10 @@ class SanitizingHandler:
         for d in result.decisions:
             self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
         if result.verdict == "reject":
-            self._metrics.messages.labels(outcome="rejected").inc()
+            self._count("rejected")
             return f"554 5.7.1 Message refused by policy ({result.reason})"
         if result.verdict == "tempfail":
-            self._metrics.messages.labels(outcome="tempfail").inc()
+            self._count("tempfail")
             return f"451 4.7.0 Message cannot be sanitized now ({result.reason}), try again later"
         if result.verdict == "hold" or result.data is None:
             return await self._hold(message_id, stored_env, names, data, result)
@@ -231,19 +243,19 @@ class SanitizingHandler:
         try:
             reply = await tx.data(out)
         except UpstreamError as exc:
-            self._metrics.messages.labels(outcome="upstream-error").inc()
+            self._count("upstream-error")
             return f"451 {exc.smtp_status if exc.smtp_code < 500 else '4.4.2'} {exc.message}"
         if not reply.ok:
-            self._metrics.messages.labels(outcome="upstream-refused").inc()
+            self._count("upstream-refused")
             return _mirror(reply)
         outcome = "sanitized" if result.decisions else "clean"
-        self._metrics.messages.labels(outcome=outcome).inc()
+        self._count(outcome)
         if result.decisions:
             try:
                 await self._store_call(
                     self._store.save, message_id=message_id, envelope=stored_env, status="forwarded",
                     reason=result.reason, policies=names, original=data, sanitized=result.data,
-                    decisions=result.decisions,
+                    decisions=result.decisions, utility=result.utility,
                 )  # fmt: skip
             except Exception:
                 # Delivered already: a retry would deliver twice. Say it loudly instead.
@@ -259,9 +271,9 @@ class SanitizingHandler:
             )  # fmt: skip
         except Exception:
             log.exception("message %s could not be held", message_id)
-            self._metrics.messages.labels(outcome="tempfail").inc()
+            self._count("tempfail")
             return "451 4.3.0 Message could not be held for review, try again later"
-        self._metrics.messages.labels(outcome="held").inc()
+        self._count("held")
         return f"250 2.0.0 Ok: held for review as {message_id} ({result.reason})"
 
     async def _run(self, data: bytes, policies: list[Any], message_id: str, config: Config) -> JobResult:

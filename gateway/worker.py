@@ -36,6 +36,7 @@ class JobResult:
     reason: str
     decisions: tuple[DecisionRecord, ...]
     notes: tuple[str, ...] = ()
+    utility: float | None = None  # eq. 8 over the whole message, when something was changed
 
     @property
     def changes(self) -> int:
@@ -119,11 +120,17 @@ def sanitize_message(
                 DecisionRecord(
                     policy=policy.name, entity=d.entity, term=d.surface, pmi=d.pmi, threshold=d.threshold,
                     action=d.action, replacement=d.replacement, reason=d.reason,
-                    part=", ".join(sorted({p.part for p in parts})), group=d.group,
+                    part=", ".join(sorted({p.part for p in parts})), group=d.group, sense=d.sense, chain=d.chain,
                 )
             )  # fmt: skip
     notes = tuple(f"{n.part}: {n.action} ({n.reason})" for n in outcome.notes)
-    return JobResult("forward", outcome.data, "sanitized" if outcome.changed else "clean", tuple(records), notes)
+    utility = None
+    if outcome.changed:  # each policy works on the previous one's output: what each keeps multiplies
+        utility = 1.0
+        for r in outcome.results:
+            utility *= r.utility.preservation / 100.0
+    return JobResult("forward", outcome.data, "sanitized" if outcome.changed else "clean", tuple(records), notes,
+                     utility)  # fmt: skip
 
 
 def _failure_verdict(on_failure: str) -> Verdict:

@@ -124,3 +124,18 @@ def test_encrypted_pdf_is_a_typed_error(tmp_path: Path) -> None:
     assert proc.returncode == 1
     assert "rc4-40.pdf" in proc.stderr and "encrypted" in proc.stderr.lower()
     assert "Traceback" not in proc.stderr
+
+
+def test_hash_password_and_an_admin_without_users(tmp_path: Path) -> None:
+    from gateway.admin.auth import verify_password
+
+    made = subprocess.run([sys.executable, "-m", "gateway.cli", "hash-password"], input="a long passphrase\n",
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert made.returncode == 0 and verify_password("a long passphrase", made.stdout.strip())
+    short = subprocess.run([sys.executable, "-m", "gateway.cli", "hash-password"], input="short\n",
+                           capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert short.returncode == 1 and "at least 10" in short.stderr
+    config = tmp_path / "c.toml"
+    config.write_text('[admin]\nlisten = "127.0.0.1:0"\n')
+    r = run("admin", "--config", config)
+    assert r.returncode == 1 and "no [[admin.users]]" in r.stderr and "Traceback" not in r.stderr

@@ -16,6 +16,7 @@ from gatewaykit import MEDICAL, CaptureHandler, config_for, send, start_capture
 from gateway.model.engine import Engine
 from gateway.serve import Gateway
 from gateway.smtp import TRACE_HEADER
+from gateway.store.base import AuditQuery, MessageQuery
 
 Scenario = Callable[[Gateway, CaptureHandler], Awaitable[None]]
 
@@ -53,7 +54,7 @@ def test_sanitized_delivery_with_trace_and_audit(tmp_path: Path, engine: Engine)
         assert stored is not None and stored.status == "forwarded"
         original, sanitized = gw.store.content(message_id)
         assert original == MEDICAL and sanitized is not None and b"HIV" not in sanitized
-        audit = gw.store.audit(message_id=message_id)
+        audit = gw.store.audit(AuditQuery(message_id=message_id))
         assert {a.entity for a in audit} >= {"HIV", "Los Angeles"}
         assert all(a.sender == "doctor@clinic.example" and a.policy in ("medical", "places") for a in audit)
 
@@ -136,7 +137,7 @@ def test_unsanitizable_message_is_held_not_forwarded(tmp_path: Path, engine: Eng
         _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], encrypted)
         assert "held for review" in reply and "encrypted" in reply
         assert up.messages == []
-        (held,) = gw.store.list_messages(status="held")
+        (held,) = gw.store.list_messages(MessageQuery(status="held"))
         assert held.reason == "encrypted" and gw.store.content(held.id)[0] == encrypted
 
     run(tmp_path, engine, scenario)
@@ -268,7 +269,7 @@ def test_internal_error_holds_the_original(tmp_path: Path, engine: Engine) -> No
         _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
         assert "held for review" in reply and "internal-error" in reply
         assert up.messages == []  # never the original in clear
-        (held,) = gw.store.list_messages(status="held")
+        (held,) = gw.store.list_messages(MessageQuery(status="held"))
         assert gw.store.content(held.id)[0] == MEDICAL
 
     run(tmp_path, _BrokenEngine(engine), scenario)

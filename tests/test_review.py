@@ -14,7 +14,7 @@ from gatewaykit import MEDICAL, ThreadedCapture
 
 from gateway.config import load_config
 from gateway.review import release
-from gateway.store.base import DecisionRecord, Envelope
+from gateway.store.base import AuditQuery, DecisionRecord, Envelope
 from gateway.store.sqlite import SQLiteStore
 
 
@@ -68,7 +68,7 @@ def test_release_reinjects_once_and_is_audited(tmp_path: Path, capture: Threaded
     again = cli(cfg, "release", "fwd1", "--by", "bob")
     assert again.returncode == 1 and "not released again" in again.stderr
     assert len(capture.handler.messages) == 1
-    actions = [a for a in store.audit(message_id="fwd1") if a.kind == "action"]
+    actions = [a for a in store.audit(AuditQuery(message_id="fwd1")) if a.kind == "action"]
     assert [(a.action, a.actor) for a in actions] == [("released", "alice")]
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal, Protocol
+
+from gateway.model.records import Step
 
 Status = Literal["held", "forwarded", "released", "rejected"]
 # held: nothing was delivered, waiting for a reviewer
@@ -35,6 +37,8 @@ class DecisionRecord:
     reason: str
     part: str
     group: tuple[str, ...] | None = None
+    sense: str | None = None
+    chain: tuple[Step, ...] = ()  # the generalizations tried, the accepted one last
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,10 +51,12 @@ class StoredMessage:
     policies: tuple[str, ...]
     size: int
     changes: int
+    utility: float | None = None  # share of the text's information kept (eq. 8), when sanitized
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AuditEntry:
+    id: int
     message_id: str
     at: float
     kind: Literal["decision", "action"]
@@ -64,8 +70,51 @@ class AuditEntry:
     action: str = ""
     replacement: str | None = None
     part: str = ""
+    reason: str = ""
+    group: tuple[str, ...] | None = None
+    sense: str | None = None
+    chain: tuple[Step, ...] = ()
     actor: str = ""
     why: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageQuery:
+    """Filters over stored messages; every one given must match. Text filters match exactly, ids by prefix."""
+
+    status: Status | None = None
+    sender: str | None = None
+    recipient: str | None = None
+    policy: str | None = None
+    entity: str | None = None
+    reason: str | None = None
+    message_id: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AuditQuery:
+    message_id: str | None = None
+    kind: Literal["decision", "action"] | None = None
+    sender: str | None = None
+    policy: str | None = None
+    entity: str | None = None
+    term: str | None = None  # case-insensitive substring
+    action: str | None = None
+    actor: str | None = None
+    since: float | None = None
+    until: float | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Stats:
+    """What the dashboard draws, over one period."""
+
+    outcomes: list[tuple[float, str, int]] = field(default_factory=list)  # (bucket start, outcome, messages)
+    decisions_by_entity: list[tuple[str, int]] = field(default_factory=list)
+    top_terms: list[tuple[str, int]] = field(default_factory=list)
+    utility: list[float] = field(default_factory=list)  # one per sanitized message
 
 
 class Store(Protocol):
@@ -80,6 +129,7 @@ class Store(Protocol):
         original: bytes,
         sanitized: bytes | None,
         decisions: Sequence[DecisionRecord],
+        utility: float | None = None,
     ) -> None:
         """Keep a message durably (committed and fsync'd) before anyone is told it is safe."""
         ...
@@ -90,15 +140,31 @@ class Store(Protocol):
         """(original, sanitized) of a stored message."""
         ...
 
-    def list_messages(
-        self, *, status: Status | None = None, sender: str | None = None, limit: int = 50, offset: int = 0
-    ) -> list[StoredMessage]: ...
+    def list_messages(self, query: MessageQuery = ..., *, limit: int = 50, offset: int = 0) -> list[StoredMessage]:
+        """Newest first."""
+        ...
+
+    def count_messages(self, query: MessageQuery = ...) -> int: ...
 
     def transition(self, message_id: str, *, to: Status, allowed_from: Sequence[Status], actor: str, why: str) -> bool:
         """Move a message to ``to`` if it is in ``allowed_from``, auditing who and why; once only."""
         ...
 
-    def audit(self, *, message_id: str | None = None, limit: int = 500) -> list[AuditEntry]: ...
+    def log_action(self, *, message_id: str, action: str, actor: str, why: str) -> None:
+        """Audit something a person did that does not change a message's status (a download, a policy edit)."""
+        ...
+
+    def audit(self, query: AuditQuery = ..., *, limit: int = 500, offset: int = 0) -> list[AuditEntry]:
+        """Oldest first."""
+        ...
+
+    def count_audit(self, query: AuditQuery = ...) -> int: ...
+
+    def record_outcomes(self, counts: Mapping[tuple[float, str], int]) -> None:
+        """Add to the per-period message counts by outcome ((period start, outcome) -> messages)."""
+        ...
+
+    def stats(self, *, since: float, bucket: float, top: int = 15) -> Stats: ...
 
     def purge(self, *, older_than: float, actor: str) -> int: ...
 
