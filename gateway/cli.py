@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv = sub.add_parser("serve", help="run the SMTP gateway")
     sv.add_argument("--config", "-c", type=Path, help="TOML configuration (default: the embedded defaults)")
 
+    from gateway.evaluation.cli import add_parser as add_eval
+
+    add_eval(sub)
+
     ad = sub.add_parser("admin", help="run the admin web interface")
     ad.add_argument("--config", "-c", type=Path, help="TOML configuration (its [admin] users, store and relay)")
     sub.add_parser("hash-password", help="hash a password for [[admin.users]] (read from the terminal or stdin)")
@@ -243,6 +247,12 @@ def cmd_hash_password(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_eval(args: argparse.Namespace) -> int:
+    from gateway.evaluation.cli import run
+
+    return run(args)
+
+
 def cmd_quarantine(args: argparse.Namespace) -> int:
     from gateway import review
 
@@ -262,6 +272,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "quarantine": cmd_quarantine,
         "admin": cmd_admin,
         "hash-password": cmd_hash_password,
+        "eval": cmd_eval,
     }
     try:
         return handlers[args.command](args)

@@ -11,5 +11,5 @@ if ! dpkg -s wordnet-base python3-venv fonts-dejavu-core swaks >/dev/null 2>&1; 
 fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q -e '.[dev]'
+.venv/bin/python -m pip install -q -e '.[dev,eval]'
 echo "sanigate is installed in .venv (WordNet from /usr/share/wordnet, K from gateway/data/)."

@@ -70,7 +70,7 @@ class _Denied(Exception):
         self.why = why
 
 
-def create_app(deps: AdminDeps) -> Starlette:
+def create_app(deps: AdminDeps) -> ASGIApp:
     admin = _Admin(deps)
     routes = [
         Route("/login", admin.login_form, methods=["GET"]),
@@ -89,27 +89,23 @@ def create_app(deps: AdminDeps) -> Starlette:
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes)
-    return _Guard(app, admin)  # type: ignore[return-value]
+    return _Guard(app)
 
 
 class _Guard:
     """Security headers on every answer, and an access log without query strings or content."""
 
-    def __init__(self, app: ASGIApp, admin: _Admin) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.admin = admin
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
         started = time.monotonic()
-        status = 0
 
         async def send_with_headers(message: Message) -> None:
-            nonlocal status
             if message["type"] == "http.response.start":
-                status = message["status"]
                 headers = list(message.get("headers", []))
                 headers += [
                     (b"content-security-policy", b"default-src 'none'; style-src 'self'; img-src 'self'; "
@@ -120,10 +116,12 @@ class _Guard:
                     (b"cache-control", b"no-store"),
                 ]  # fmt: skip
                 message["headers"] = headers
+                # Logged before the answer leaves: path only (ids, never content), status, time to answer.
+                log.info("%s %s %d %.0f ms", scope["method"], scope["path"], message["status"],
+                         1000 * (time.monotonic() - started))  # fmt: skip
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
-        log.info("%s %s %d %.0f ms", scope["method"], scope["path"], status, 1000 * (time.monotonic() - started))
 
 
 class _Admin:

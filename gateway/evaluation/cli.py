@@ -1,0 +1,118 @@
+"""``sanigate eval``: accuracy against a human gold standard, utility, and an attacker's view, over α.
+
+    sanigate eval actors ../shared/eval-dev/actors
+    sanigate eval spans --docs DIR --gold ann1.json --gold ann2.json --entity "HIV"
+    sanigate eval paper            # the paper's experiment on config/eval/topics.toml
+
+Each writes results.md (tables shaped like the paper's Tables 1 and 2),
+results.json and PNG plots into --out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gateway.errors import InputError
+from gateway.model.knowledge import DEFAULT_MIN_SUPPORT, DEFAULT_PRIOR_WEIGHT
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_ALPHAS = (1.0, 1.25, 1.5, 1.75, 2.0)
+DEFAULT_CORPUS = ROOT.parent / "shared" / "corpora" / "wikipedia-20k.jsonl.xz"
+
+
+def add_parser(sub: Any) -> None:
+    ev = sub.add_parser("eval", help="measure accuracy, utility and disclosure over a sweep of alpha")
+    esub = ev.add_subparsers(dest="eval_command", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--alpha", type=float, nargs="+", default=list(DEFAULT_ALPHAS))
+    common.add_argument("--out", type=Path, help="where results.md/.json and the plots go (default: eval-out/NAME)")
+    common.add_argument("--index", type=Path, help="K to use (default: the shipped index)")
+    common.add_argument("--no-attacker", action="store_true", help="skip the GloVe attacker")
+    common.add_argument("--no-plots", action="store_true")
+    common.add_argument(
+        "--max-group", type=int, default=3, help="largest term group judged (1: the paper's Algorithm 1)"
+    )
+    common.add_argument("--unknown", choices=("context", "keep", "redact"), default="context",
+                        help="terms K has too few counts for")  # fmt: skip
+    common.add_argument("--prior-weight", type=float, default=DEFAULT_PRIOR_WEIGHT, help="smoothing of small counts")
+    common.add_argument("--min-support", type=int, default=DEFAULT_MIN_SUPPORT, help="paragraphs for a term to count")
+    a = esub.add_parser("actors", parents=[common], help="the token-labelled actor abstracts (XML)")
+    a.add_argument("folder", type=Path)
+    s = esub.add_parser("spans", parents=[common], help="plain-text documents with JSON span gold")
+    s.add_argument("--docs", type=Path, required=True, help="a folder of DOC_ID.txt")
+    s.add_argument("--gold", type=Path, action="append", required=True,
+                   help="one annotator's {doc_id: [[start, end], ...]} (repeat for more annotators)")  # fmt: skip
+    who = s.add_mutually_exclusive_group(required=True)
+    who.add_argument("--entity", help="the sensitive entity of every document")
+    who.add_argument("--entities", type=Path, help="JSON {doc_id: entity}")
+    p = esub.add_parser("paper", parents=[common], help="the paper's experiment on Wikipedia topic articles")
+    p.add_argument("--topics", type=Path, default=ROOT / "config" / "eval" / "topics.toml")
+    p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    p.add_argument("--max-chars", type=int, default=20_000, help="cut each article after this many characters")
+    p.add_argument("--cache", type=Path, default=Path("var/eval"), help="where K without the topics is built")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from gateway.assemble import EngineConfig, build_engine
+    from gateway.evaluation import datasets
+    from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
+    from gateway.evaluation.report import markdown, write
+    from gateway.evaluation.runner import evaluate
+
+    index = args.index
+    if args.eval_command == "actors":
+        docs, name = datasets.actors(args.folder), "actors"
+    elif args.eval_command == "spans":
+        entities = {"*": args.entity} if args.entity else _json_map(args.entities)
+        docs, name = datasets.span_documents(args.docs, args.gold, entities), args.docs.name
+    else:
+        topics = datasets.read_topics(args.topics)
+        docs, name = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars), "paper"
+        index = index or _index_without(args.corpus, [t.title for t in topics], args.cache)
+    engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
+    attacker = None if args.no_attacker else EmbeddingAttacker(load_glove())
+    with tqdm(total=len(docs) * len(args.alpha), unit=" doc×α", desc=f"eval {name}", file=sys.stderr) as bar:
+        report = evaluate(engine, docs, args.alpha, dataset=name, attacker=attacker, progress=bar.update,
+                          max_group=args.max_group, unknown=args.unknown)  # fmt: skip
+    out = args.out or Path("eval-out") / name
+    written = write(report, out, with_plots=not args.no_plots)
+    print(markdown(report))
+    print("written: " + ", ".join(str(p) for p in written), file=sys.stderr)
+    return 0
+
+
+def _json_map(path: Path) -> dict[str, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise InputError(f"{path}: not a JSON object {{doc_id: entity}} ({exc})") from exc
+    if not isinstance(data, dict) or not all(isinstance(v, str) for v in data.values()):
+        raise InputError(f"{path}: not a JSON object {{doc_id: entity}}")
+    return data
+
+
+def _index_without(corpus: Path, titles: Sequence[str], cache: Path) -> Path:
+    """K built from the corpus minus the topic articles; reused while the titles are the same."""
+    from tqdm import tqdm
+
+    from gateway.knowledge.build import BuildConfig, build_index
+    from gateway.knowledge.index_format import read_index
+
+    target = cache / "wikipedia-20k-without-topics.sgidx"
+    if target.exists() and sorted(read_index(target).header.get("excluded_titles", [])) == sorted(titles):
+        return target
+    if not corpus.exists():
+        raise InputError(f"{corpus}: the corpus is needed to build K without the topic articles (--corpus)")
+    cache.mkdir(parents=True, exist_ok=True)
+    print(f"building K without the {len(titles)} topic articles into {target} (a few minutes, once)",
+          file=sys.stderr)  # fmt: skip
+    with tqdm(unit=" docs", desc="indexing", file=sys.stderr) as bar:
+        build_index([corpus], target, config=BuildConfig(excluded_titles=frozenset(titles)), progress=bar.update)
+    return target

@@ -1,0 +1,190 @@
+"""A run's results as the paper shows them: Markdown tables shaped like its Tables 1 and 2, JSON, PNG plots."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from gateway.evaluation.metrics import mean_scores
+from gateway.evaluation.runner import Report
+
+# The paper's Tables 1 and 2 (Sánchez & Batet), α = 1, 1.5, 2: (P, R, F) and (redaction, sanitization).
+PAPER_TABLE_1: dict[str, list[tuple[float, float, float]]] = {
+    "HIV": [(100, 4, 7.7), (96, 88.9, 92.3), (81.2, 96.3, 88.1)],
+    "STD": [(100, 8.6, 15.8), (87.5, 60, 71.2), (87.5, 80, 83.6)],
+    "Los Angeles": [(100, 5.3, 10), (76.9, 76.9, 76.9), (73.3, 84.6, 78.6)],
+    "New York": [(100, 8.7, 16), (71.9, 100, 83.6), (57.1, 100, 72.7)],
+    "Homosexuality": [(80, 17.4, 28.6), (80.1, 77.3, 79.1), (81.5, 95.6, 88)],
+    "Catholicism": [(100, 8.3, 15.4), (72.7, 72.7, 72.7), (69.2, 81.8, 75)],
+}
+PAPER_TABLE_2: dict[str, list[tuple[float, float]]] = {
+    "HIV": [(96.2, 97.2), (32.9, 66.6), (17.6, 61.2)],
+    "STD": [(95.3, 97.5), (70.0, 85.8), (65.5, 84.5)],
+    "Los Angeles": [(88.3, 94.6), (54.4, 80.1), (48.1, 77.5)],
+    "New York": [(97.2, 99.2), (39.3, 64.2), (20.1, 58.3)],
+    "Homosexuality": [(92.9, 97.5), (55.3, 81.3), (50.4, 77.2)],
+    "Catholicism": [(96.3, 98.1), (41.3, 73.4), (30.9, 65.8)],
+}
+PAPER_ALPHAS = (1.0, 1.5, 2.0)
+
+
+def _pct(x: float) -> str:
+    return f"{x:.1f} %"
+
+
+def markdown(report: Report) -> str:
+    out = [f"# sanigate eval: {report.dataset}", ""]
+    docs = sorted({r.doc_id for r in report.results})
+    unknown = sorted({r.doc_id for r in report.results if not r.known})
+    out.append(f"{len(docs)} documents, α = {', '.join(f'{a:g}' for a in report.alphas)}; "
+               f"{len(unknown)} with an entity K does not know (nothing sanitized; counted in utility and attack, "
+               "left out of precision and recall).")  # fmt: skip
+    out.append("")
+    if report.annotators:
+        out += ["## Detection accuracy (eq. 4-6), all documents pooled", "",
+                "| α | annotator | token P | token R | token F | term P | term R | term F |",
+                "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+        for a in report.alphas:
+            for ann in report.annotators:
+                t, m = report.summed(a, "token", ann), report.summed(a, "term", ann)
+                out.append(f"| {a:g} | {ann} | {_pct(t.precision)} | {_pct(t.recall)} | {_pct(t.f_measure)} | "
+                           f"{_pct(m.precision)} | {_pct(m.recall)} | {_pct(m.f_measure)} |")  # fmt: skip
+            t2, m2 = report.mean(a, "token"), report.mean(a, "term")
+            out.append(f"| {a:g} | **mean** | {_pct(t2.precision)} | {_pct(t2.recall)} | {_pct(t2.f_measure)} | "
+                       f"{_pct(m2.precision)} | {_pct(m2.recall)} | {_pct(m2.f_measure)} |")  # fmt: skip
+        out += ["", "## Table 1 shape: per entity (token level, mean of annotators)", "",
+                "| Entity / document | Model instantiation | Precision | Recall | F-measure |",
+                "|---|---|---|---|---|"]  # fmt: skip
+        for doc in docs:
+            for r in [r for r in report.results if r.doc_id == doc]:
+                if not r.known:
+                    continue
+                ms = mean_scores([r.token[a] for a in report.annotators if a in r.token])
+                out.append(f"| {doc} | ({r.alpha:g}, {r.entity})-sanitized | {_pct(ms.precision)} | "
+                           f"{_pct(ms.recall)} | {_pct(ms.f_measure)} |")  # fmt: skip
+        out.append("")
+    out += ["## Table 2 shape: utility preservation (eq. 8)", "",
+            "| Entity / document | Model instantiation | Redaction | Sanitization |", "|---|---|---|---|"]  # fmt: skip
+    for doc in docs:
+        for r in [r for r in report.results if r.doc_id == doc]:
+            out.append(f"| {doc} | ({r.alpha:g}, {r.entity})-sanitized | {_pct(r.utility_redaction)} | "
+                       f"{_pct(r.utility_sanitization)} |")  # fmt: skip
+    out += ["", "Mean over documents:", "", "| α | redaction | sanitization |", "|---|---|---|"]
+    for a in report.alphas:
+        out.append(f"| {a:g} | {_pct(report.utility(a, 'redaction'))} | {_pct(report.utility(a, 'sanitization'))} |")
+    if report.baselines:
+        out += ["", f"## Disclosure to an attacker ({len(report.candidates)} candidate entities, GloVe)", "",
+                "Rank of the true entity among the candidates (1 = the attacker names it), mean over documents, "
+                "and the share of documents where it comes first.", "",
+                "| text the attacker reads | mean rank | ranked first |", "|---|---|---|"]  # fmt: skip
+        rows: list[tuple[str, tuple[float, float] | None]] = [
+            ("original", report.attack(None, "original")),
+            ("entity name removed (naive)", report.attack(None, "naive")),
+        ]
+        for a in report.alphas:
+            rows.append((f"sanitized, α = {a:g}", report.attack(a, "sanitized")))
+            rows.append((f"redacted, α = {a:g}", report.attack(a, "redacted")))
+        for label, v in rows:
+            if v is not None:
+                out.append(f"| {label} | {v[0]:.2f} | {_pct(v[1])} |")
+    return "\n".join(out) + "\n"
+
+
+def as_json(report: Report) -> dict[str, Any]:
+    summary: dict[str, Any] = {"by_alpha": []}
+    for a in report.alphas:
+        row: dict[str, Any] = {"alpha": a, "utility_redaction": report.utility(a, "redaction"),
+                               "utility_sanitization": report.utility(a, "sanitization")}  # fmt: skip
+        for level in ("token", "term"):
+            per = {ann: report.summed(a, level, ann) for ann in report.annotators}
+            row[level] = {ann: {"precision": s.precision, "recall": s.recall, "f": s.f_measure,
+                                "tp": s.true_positives, "detected": s.detected, "gold": s.gold}
+                          for ann, s in per.items()}  # fmt: skip
+            if per:
+                m = report.mean(a, level)
+                row[level]["mean"] = {"precision": m.precision, "recall": m.recall, "f": m.f_measure}
+        for stage in ("sanitized", "redacted"):
+            v = report.attack(a, stage)
+            if v is not None:
+                row[f"attack_{stage}"] = {"mean_rank": v[0], "first_percent": v[1]}
+        summary["by_alpha"].append(row)
+    for stage in ("original", "naive"):
+        v = report.attack(None, stage)
+        if v is not None:
+            summary[f"attack_{stage}"] = {"mean_rank": v[0], "first_percent": v[1]}
+    return {
+        "dataset": report.dataset,
+        "alphas": list(report.alphas),
+        "candidates": list(report.candidates),
+        "annotators": list(report.annotators),
+        "summary": summary,
+        "documents": [asdict(r) for r in report.results],
+        "attack_baselines": {k: asdict(v) for k, v in report.baselines.items()},
+    }
+
+
+def plots(report: Report, out: Path) -> list[Path]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    written: list[Path] = []
+    alphas = list(report.alphas)
+    if report.annotators:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        for level, style in (("token", "-"), ("term", "--")):
+            means = [report.mean(a, level) for a in alphas]
+            for name, key, color in (("precision", "precision", "#4e79a7"), ("recall", "recall", "#e15759"),
+                                     ("F", "f_measure", "#59a14f")):  # fmt: skip
+                ax.plot(alphas, [getattr(m, key) for m in means], style, marker="o", color=color,
+                        label=f"{name} ({level})")  # fmt: skip
+        ax.set(xlabel="α", ylabel="%", ylim=(0, 105), title=f"Detection against the gold standard: {report.dataset}")
+        ax.legend(fontsize=8, ncol=2)
+        ax.grid(alpha=0.3)
+        written.append(_save(fig, out / "accuracy.png"))
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(alphas, [report.utility(a, "redaction") for a in alphas], marker="o", color="#e15759", label="redaction")
+    ax.plot(alphas, [report.utility(a, "sanitization") for a in alphas], marker="o", color="#4e79a7",
+            label="sanitization (generalization)")  # fmt: skip
+    ax.set(xlabel="α", ylabel="utility preserved (eq. 8), %", ylim=(0, 105), title=f"Utility: {report.dataset}")
+    ax.legend()
+    ax.grid(alpha=0.3)
+    written.append(_save(fig, out / "utility.png"))
+    if report.baselines:
+        fig, ax = plt.subplots(figsize=(6, 4))
+        orig, naive = report.attack(None, "original"), report.attack(None, "naive")
+        san = [report.attack(a, "sanitized") for a in alphas]
+        red = [report.attack(a, "redacted") for a in alphas]
+        if orig is not None:
+            ax.axhline(orig[1], color="#333333", linestyle=":", label="original")
+        if naive is not None:
+            ax.axhline(naive[1], color="#f28e2b", linestyle="--", label="name removed (naive)")
+        ax.plot(alphas, [v[1] if v else 0 for v in san], marker="o", color="#4e79a7", label="sanitized")
+        ax.plot(alphas, [v[1] if v else 0 for v in red], marker="s", color="#e15759", label="redacted")
+        ax.set(xlabel="α", ylabel="documents whose entity the attacker ranks first, %", ylim=(0, 105),
+               title=f"Attacker (GloVe, {len(report.candidates)} candidates): {report.dataset}")  # fmt: skip
+        ax.legend()
+        ax.grid(alpha=0.3)
+        written.append(_save(fig, out / "attacker.png"))
+    return written
+
+
+def _save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def write(report: Report, out: Path, *, with_plots: bool = True) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    md, js = out / "results.md", out / "results.json"
+    md.write_text(markdown(report), encoding="utf-8")
+    js.write_text(json.dumps(as_json(report), indent=1) + "\n", encoding="utf-8")
+    return [md, js, *(plots(report, out) if with_plots else [])]

@@ -1,0 +1,130 @@
+"""The evaluation: the paper's measures on cases worked by hand, the attacker on hand-made vectors, and a run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gateway.errors import InputError
+from gateway.evaluation.attacker import EmbeddingAttacker, WordVectors, naive_removal
+from gateway.evaluation.datasets import EvalDocument, span_annotation, span_documents
+from gateway.evaluation.metrics import (
+    Scores,
+    mean_scores,
+    rank_of,
+    term_scores,
+    token_scores,
+    utility_preservation,
+)
+from gateway.evaluation.report import as_json, markdown, write
+from gateway.evaluation.runner import evaluate
+from gateway.model.engine import Engine
+
+
+def test_precision_recall_f_by_hand() -> None:
+    s = Scores(true_positives=3, detected=4, gold=6)
+    assert s.precision == 75.0 and s.recall == 50.0 and s.f_measure == pytest.approx(60.0)
+    assert Scores(0, 0, 5).precision == 100.0 and Scores(0, 0, 5).recall == 0.0 and Scores(0, 0, 5).f_measure == 0
+    assert Scores(1, 2, 3) + Scores(2, 2, 1) == Scores(3, 4, 4)
+
+
+def test_token_and_term_level_by_hand() -> None:
+    # "The HIV test was negative": tokens 0-3, 4-7, 8-12, 13-16, 17-25
+    tokens = [(0, 3), (4, 7), (8, 12), (13, 16), (17, 25)]
+    gold = [False, True, True, False, False]
+    s = token_scores(tokens, gold, detected_spans=[(4, 7), (17, 25)])
+    assert (s.true_positives, s.detected, s.gold) == (1, 2, 2)
+    t = term_scores({"hiv", "negative", "clinic"}, {"hiv", "test", "clinic", "virus"})
+    assert (t.true_positives, t.detected, t.gold) == (2, 3, 4)
+    assert t.precision == pytest.approx(200 / 3) and t.recall == 50.0 and t.f_measure == pytest.approx(400 / 7)
+
+
+def test_mean_over_annotators_utility_and_rank() -> None:
+    m = mean_scores([Scores(1, 2, 4), Scores(3, 4, 4)])  # P 50 and 75, R 25 and 75
+    assert m.precision == 62.5 and m.recall == 50.0
+    assert m.f_measure == pytest.approx((2 * 50 * 25 / 75 + 75) / 2)
+    assert utility_preservation(10.0, 7.5) == 75.0 and utility_preservation(0.0, 0.0) == 100.0
+    assert rank_of({"a": 0.9, "b": 0.5, "c": 0.5}, "b") == 2  # a tie does not push the truth down
+    assert rank_of({"a": 0.9, "b": 0.5}, "a") == 1
+
+
+def test_span_gold_becomes_token_labels(tmp_path: Path) -> None:
+    ann = span_annotation("ann", "The HIV test, again", [[4, 7], [8, 10]])
+    assert ann.tokens == ((0, 3), (4, 7), (8, 12), (14, 19)) and ann.masked == (False, True, True, False)
+    with pytest.raises(InputError, match="outside the document"):
+        span_annotation("ann", "short", [[2, 40]])
+    (tmp_path / "d1.txt").write_text("The HIV clinic.", encoding="utf-8")
+    (tmp_path / "g.json").write_text(json.dumps({"d1": [[4, 7]]}), encoding="utf-8")
+    (doc,) = span_documents(tmp_path, [tmp_path / "g.json"], {"*": "HIV"})
+    assert doc.entity == "HIV" and doc.annotations[0].annotator == "g" and sum(doc.annotations[0].masked) == 1
+    with pytest.raises(InputError, match="no entity"):
+        span_documents(tmp_path, [tmp_path / "g.json"], {"other": "HIV"})
+
+
+def _vectors() -> WordVectors:
+    # Two topics in three dimensions: a disease and its vector, a city and its state.
+    words = ["the", "malaria", "mosquito", "parasite", "atlanta", "georgia", "city", "tom", "cruise"]
+    v = np.array([[0.1, 0.1, 0.1], [1, 0, 0], [0.9, 0.1, 0], [0.8, 0.2, 0], [0, 1, 0], [0.1, 0.9, 0],
+                  [0.2, 0.7, 0.1], [0, 0, 1], [0.1, 0, 0.9]], dtype=np.float32)  # fmt: skip
+    return WordVectors.from_ranked(words, v)
+
+
+def test_the_attacker_follows_related_words_not_only_names() -> None:
+    attacker = EmbeddingAttacker(_vectors(), top=1)
+    assert rank_of(attacker.scores("Bitten by a mosquito; a parasite.", ["malaria", "Atlanta"]), "malaria") == 1
+    assert rank_of(attacker.scores("A city in Georgia.", ["malaria", "Atlanta"]), "Atlanta") == 1
+    s = attacker.scores("Malaria, again.", ["malaria", "Atlanta", "unknownword"])
+    assert s["malaria"] == pytest.approx(1.0) and s["unknownword"] == -1.0
+    assert attacker.scores("[REDACTED] the", ["malaria"]) == {"malaria": -1.0}  # nothing left to read
+    assert naive_removal("Tom Cruise met TOM CRUISE; Cruiser.", "Tom Cruise") == " met ; Cruiser."
+
+
+@pytest.mark.slow
+def test_a_run_end_to_end(engine: Engine, tmp_path: Path) -> None:
+    text = ("She had an HIV test at the clinic. Her antiretroviral therapy started in Los Angeles. "
+            "The weather was fine.")  # fmt: skip
+    start = text.index("antiretroviral therapy")
+    gold = span_annotation("a1", text, [[11, 14], [start, start + len("antiretroviral therapy")]])
+    docs = [EvalDocument("d1", "HIV", text, (gold,)), EvalDocument("d2", "Zzyzxqqq", "Nothing here at all.", ())]
+    attacker = EmbeddingAttacker(_vectors())
+    report = evaluate(engine, docs, [1.0, 2.0], dataset="tiny", attacker=attacker)
+    assert report.candidates == ("HIV", "Zzyzxqqq") and report.annotators == ("a1",)
+    d1 = [r for r in report.results if r.doc_id == "d1"]
+    assert [r.alpha for r in d1] == [1.0, 2.0] and all(r.known for r in d1)
+    unknown = [r for r in report.results if r.doc_id == "d2"]
+    assert not any(r.known for r in unknown) and all(r.utility_sanitization == 100.0 for r in unknown)
+    strict = d1[1]
+    assert strict.token["a1"].true_positives >= 1  # "HIV" is masked by the annotator and flagged by sanigate
+    assert strict.term["a1"].gold == 3  # "hiv", "antiretroviral", "therapy"
+    assert report.summed(2.0, "token", "a1") == strict.token["a1"]  # d2 has no gold, d1 is all there is
+    assert strict.utility_sanitization >= strict.utility_redaction
+    md = markdown(report)
+    assert "(2, HIV)-sanitized" in md and "| Redaction | Sanitization |" in md and "mean rank" in md
+    data = as_json(report)
+    assert data["summary"]["by_alpha"][1]["token"]["a1"]["tp"] == strict.token["a1"].true_positives
+    written = write(report, tmp_path / "out")
+    pngs = [p for p in written if p.suffix == ".png"]
+    assert {p.name for p in pngs} == {"accuracy.png", "utility.png", "attacker.png"}
+    assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
+
+
+@pytest.mark.slow
+def test_the_eval_command_on_span_gold(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "n1.txt").write_text("The patient had an HIV test and antiretroviral therapy.", encoding="utf-8")
+    (tmp_path / "ann1.json").write_text(json.dumps({"n1": [[19, 22], [32, 46]]}), encoding="utf-8")
+    (tmp_path / "ann2.json").write_text(json.dumps({"n1": [[19, 22]]}), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "gateway.cli", "eval", "spans", "--docs", str(docs), "--gold",
+                        str(tmp_path / "ann1.json"), "--gold", str(tmp_path / "ann2.json"), "--entity", "HIV",
+                        "--alpha", "1.5", "--no-attacker", "--no-plots", "--out", str(tmp_path / "out")],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "| 1.5 | ann1 |" in r.stdout and "| 1.5 | ann2 |" in r.stdout and "| 1.5 | **mean** |" in r.stdout
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["annotators"] == ["ann1", "ann2"] and data["summary"]["by_alpha"][0]["token"]["ann2"]["gold"] == 1
