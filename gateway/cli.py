@@ -69,6 +69,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_eval(sub)
 
+    db = sub.add_parser("db", help="the quarantine and audit store's schema")
+    db.add_argument("--config", "-c", type=Path, help="TOML configuration (its [store])")
+    dsub = db.add_subparsers(dest="db_command", required=True)
+    dsub.add_parser("upgrade", help="apply the schema migrations the store lacks")
+    dsub.add_parser("version", help="print the store's schema version and this sanigate's")
+
     ad = sub.add_parser("admin", help="run the admin web interface")
     ad.add_argument("--config", "-c", type=Path, help="TOML configuration (its [admin] users, store and relay)")
     sub.add_parser("hash-password", help="hash a password for [[admin.users]] (read from the terminal or stdin)")
@@ -247,6 +253,24 @@ def cmd_hash_password(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_db(args: argparse.Namespace) -> int:
+    from gateway.config import load_config
+    from gateway.store import open_store
+
+    config = load_config(args.config)
+    store = open_store(config.store, check_schema=False)
+    where = store.label
+    try:
+        if args.db_command == "upgrade":
+            before, after = store.upgrade()
+            print(f"{where}: schema version {before} -> {after}" if before != after else f"{where}: already at {after}")
+        else:
+            print(f"{where}: schema version {store.schema_version()}")
+    finally:
+        store.close()
+    return 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from gateway.evaluation.cli import run
 
@@ -273,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "admin": cmd_admin,
         "hash-password": cmd_hash_password,
         "eval": cmd_eval,
+        "db": cmd_db,
     }
     try:
         return handlers[args.command](args)

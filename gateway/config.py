@@ -87,6 +87,7 @@ class UpstreamConfig:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StoreConfig:
     path: Path = Path("var/sanigate.db")
+    url: str | None = None  # postgresql://…: a server database shared by several instances, instead of path
     key_env: str = "SANIGATE_STORE_KEY"
 
 
@@ -225,9 +226,15 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
     )
 
     st = r.table("store")
-    r.unknown_keys(st, "store", ["path", "key_env"])
+    r.unknown_keys(st, "store", ["path", "url", "key_env"])
+    url = r.get(st, "store", "url", str, "") or None
+    if url is not None and not url.startswith(("postgresql://", "postgres://")):
+        raise r.fail("store.url", f"must be a postgresql:// URL, not {url.split(':', 1)[0]!r}")
+    if url is not None and "path" in st:
+        raise r.fail("store.url", "give either path (SQLite) or url (PostgreSQL), not both")
     store = StoreConfig(
         path=_path(r.get(st, "store", "path", str, "var/sanigate.db"), base) or base / "var/sanigate.db",
+        url=url,
         key_env=r.get(st, "store", "key_env", str, "SANIGATE_STORE_KEY"),
     )
 

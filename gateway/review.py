@@ -17,8 +17,8 @@ from gateway.config import Config, load_config
 from gateway.errors import InputError, SanigateError
 from gateway.relay import UpstreamError
 from gateway.serve import make_upstream
+from gateway.store import open_store
 from gateway.store.base import AuditQuery, MessageQuery, Store
-from gateway.store.sqlite import SQLiteStore
 
 
 def _actor(by: str | None) -> str:
@@ -83,14 +83,14 @@ async def release(config: Config, store: Store, message_id: str, *, original: bo
 
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
-    store = SQLiteStore(config.store.path, key_env=config.store.key_env)
+    store = open_store(config.store)
     try:
         return _run(args, config, store)
     finally:
         store.close()
 
 
-def _run(args: argparse.Namespace, config: Config, store: SQLiteStore) -> int:
+def _run(args: argparse.Namespace, config: Config, store: Store) -> int:
     cmd = args.q_command
     if cmd == "list":
         for m in store.list_messages(MessageQuery(status=args.status), limit=args.limit):

@@ -18,7 +18,7 @@ from gateway.errors import ConfigError
 from gateway.metrics import Metrics
 from gateway.relay import MaildirUpstream, SMTPUpstream, Upstream
 from gateway.smtp import GatewaySMTP, SanitizingHandler
-from gateway.store.sqlite import SQLiteStore
+from gateway.store import open_store
 from gateway.worker import check_policies, init_worker
 
 OUTCOME_FLUSH_SECONDS = 30.0
@@ -58,7 +58,7 @@ class Gateway:
         self.config_path = config_path
         self.config = config or load_config(config_path)
         self.metrics = Metrics()
-        self.store = SQLiteStore(self.config.store.path, key_env=self.config.store.key_env)
+        self.store = open_store(self.config.store)
         self._engine = engine_in_process
         self._pool: ProcessPoolExecutor | None = None
         self._upstream = make_upstream(self.config)

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pgkit import Databases, PrivatePostgres
 
 from gateway.assemble import build_engine
 from gateway.knowledge.build import BuildConfig, build_index
@@ -45,6 +50,27 @@ def tiny_index_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_index(tiny_index_path: Path) -> LocalIndex:
     return LocalIndex(tiny_index_path)
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Databases]:
+    """A real PostgreSQL server: $SANIGATE_TEST_POSTGRES (an admin URL; CI starts Debian's), else a private one."""
+    url = os.environ.get("SANIGATE_TEST_POSTGRES")
+    if url:
+        shared = Databases(url)
+        yield shared
+        shared.close()
+        return
+    try:
+        server = PrivatePostgres(Path(tempfile.mkdtemp(prefix="sanigate-pg-", dir="/var/tmp")))
+    except (RuntimeError, OSError, KeyError, subprocess.CalledProcessError) as exc:
+        if os.environ.get("SANIGATE_CI"):
+            raise
+        pytest.skip(f"no PostgreSQL server to test against ({exc}); CI provides one")
+    try:
+        yield Databases(server.admin_url)
+    finally:
+        server.close()  # the databases go with the server
 
 
 @pytest.fixture(scope="session")

@@ -1,16 +1,52 @@
-"""The SQLite store: schema migrations, the queue and audit filters, and the dashboard's figures."""
+"""The store on both backends (SQLite, PostgreSQL): migrations, filters, the dashboard's figures, concurrency.
+
+Every test taking ``make_store`` runs once per backend, on a real SQLite file
+and a real PostgreSQL database.
+"""
 
 from __future__ import annotations
 
+import multiprocessing
 import sqlite3
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from gateway.model.records import Step
 from gateway.store.base import AuditQuery, DecisionRecord, Envelope, MessageQuery
+from gateway.store.sql import SQLStore
 from gateway.store.sqlite import _V1, SCHEMA_VERSION, SQLiteStore, StoreError
+
+MakeStore = Callable[[], SQLStore]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MakeStore]:
+    """A function giving a handle on one fresh, upgraded store (call it again: another handle, same store)."""
+    opened: list[SQLStore] = []
+    if request.param == "sqlite":
+        path = tmp_path / "s.db"
+
+        def make() -> SQLStore:
+            opened.append(SQLiteStore(path))
+            return opened[-1]
+    else:
+        from gateway.store.postgres import PostgresStore
+
+        url = request.getfixturevalue("postgres").new()
+        upgrader = PostgresStore(url, check_schema=False)
+        upgrader.upgrade()
+        upgrader.close()
+
+        def make() -> SQLStore:
+            opened.append(PostgresStore(url))
+            return opened[-1]
+
+    yield make
+    for s in opened:
+        s.close()
 
 
 def _decision(term: str, entity: str = "HIV", **kw: object) -> DecisionRecord:
@@ -30,7 +66,7 @@ def _decision(term: str, entity: str = "HIV", **kw: object) -> DecisionRecord:
 
 
 def _save(
-    store: SQLiteStore,
+    store: SQLStore,
     message_id: str,
     *,
     sender: str = "a@x.example",
@@ -83,8 +119,8 @@ def test_a_version_1_file_is_migrated_and_keeps_its_messages(tmp_path: Path) -> 
         SQLiteStore(path)
 
 
-def test_queue_filters(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.db")
+def test_queue_filters(make_store: MakeStore) -> None:
+    store = make_store()
     _save(
         store,
         "m1",
@@ -117,8 +153,8 @@ def test_queue_filters(tmp_path: Path) -> None:
     assert len(page) == 1
 
 
-def test_audit_search_chain_and_actions(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.db")
+def test_audit_search_chain_and_actions(make_store: MakeStore) -> None:
+    store = make_store()
     chain = (
         Step(
             term="infection",
@@ -150,8 +186,8 @@ def test_audit_search_chain_and_actions(tmp_path: Path) -> None:
     assert store.count_audit(AuditQuery(kind="decision")) == 2 and store.count_audit() == 3
 
 
-def test_dashboard_figures(tmp_path: Path) -> None:
-    store = SQLiteStore(tmp_path / "s.db")
+def test_dashboard_figures(make_store: MakeStore) -> None:
+    store = make_store()
     _save(store, "m1", decisions=(_decision("HIV"), _decision("hiv"), _decision("clinic", entity="HIV")), utility=0.8)
     _save(store, "m2", decisions=(_decision("Los Angeles", entity="Los Angeles"),), utility=0.5)
     _save(store, "m3")
@@ -164,3 +200,69 @@ def test_dashboard_figures(tmp_path: Path) -> None:
     assert stats.top_terms[0] == ("hiv", 2)
     assert sorted(stats.utility) == [0.5, 0.8]
     assert store.stats(since=11 * day, bucket=day).outcomes == [(11 * day, "held", 1)]
+
+
+def _writer(kind: str, where: str, worker: int, n: int, out: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+    """One gateway process: stores n messages, then tries to release every message of both processes."""
+    if kind == "sqlite":
+        store: SQLStore = SQLiteStore(Path(where))
+    else:
+        from gateway.store.postgres import PostgresStore
+
+        store = PostgresStore(where)
+    for i in range(n):
+        _save(store, f"w{worker}-{i:03d}", decisions=(_decision("HIV"),))
+    released = 0
+    deadline = time.monotonic() + 60
+    todo = [f"w{w}-{i:03d}" for i in range(n) for w in (0, 1)]
+    while todo and time.monotonic() < deadline:
+        missing = []
+        for message_id in todo:
+            if store.get(message_id) is None:
+                missing.append(message_id)  # the other process has not stored it yet
+            elif store.transition(message_id, to="released", allowed_from=("held",), actor=f"gw{worker}", why="race"):
+                released += 1
+        todo = missing
+    store.close()
+    out.put(released)
+
+
+def test_two_processes_lose_nothing_and_release_each_message_once(make_store: MakeStore) -> None:
+    store = make_store()
+    kind = "sqlite" if isinstance(store, SQLiteStore) else "postgres"
+    where = str(store.path) if isinstance(store, SQLiteStore) else store.url  # type: ignore[attr-defined]
+    ctx = multiprocessing.get_context("spawn")
+    out: multiprocessing.Queue[int] = ctx.Queue()
+    n = 40
+    procs = [ctx.Process(target=_writer, args=(kind, where, w, n, out)) for w in (0, 1)]
+    for p in procs:
+        p.start()
+    released = [out.get(timeout=120) for _ in procs]
+    for p in procs:
+        p.join(30)
+    assert sum(released) == 2 * n  # every message released, by one process or the other
+    assert store.count_messages(MessageQuery(status="released")) == 2 * n
+    actions = store.audit(AuditQuery(kind="action"), limit=1000)
+    assert len(actions) == 2 * n and len({a.message_id for a in actions}) == 2 * n  # never twice
+    assert store.count_audit(AuditQuery(kind="decision")) == 2 * n
+
+
+def test_postgres_waits_for_db_upgrade(postgres: object, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from gateway.store.postgres import PostgresStore
+
+    url = postgres.new()  # type: ignore[attr-defined]
+    with pytest.raises(StoreError, match="run 'sanigate db upgrade'"):
+        PostgresStore(url)
+    config = tmp_path / "c.toml"
+    config.write_text(f'[store]\nurl = "{url}"\n')
+    run = [sys.executable, "-m", "gateway.cli", "db", "--config", str(config)]
+    up = subprocess.run([*run, "upgrade"], capture_output=True, text=True, timeout=60)
+    assert up.returncode == 0 and f"schema version 0 -> {1}" in up.stdout, up.stderr
+    again = subprocess.run([*run, "upgrade"], capture_output=True, text=True, timeout=60)
+    assert "already at 1" in again.stdout
+    store = PostgresStore(url)
+    assert store.schema_version() == 1
+    store.close()

@@ -12,8 +12,8 @@ import uvicorn
 from gateway.admin.app import AdminDeps, create_app
 from gateway.config import Config, load_config
 from gateway.errors import ConfigError
+from gateway.store import open_store
 from gateway.store.base import Store
-from gateway.store.sqlite import SQLiteStore
 
 log = logging.getLogger("sanigate.admin")
 
@@ -59,7 +59,7 @@ def make_server(config: Callable[[], Config], config_path: Path | None, store: S
 def run(config_path: Path | None) -> None:
     source = ConfigSource(config_path)
     config = source()
-    store = SQLiteStore(config.store.path, key_env=config.store.key_env)
+    store = open_store(config.store)
     try:
         server = make_server(source, config_path, store)
         log.info("admin interface on http://%s:%d/", config.admin.host, config.admin.port)

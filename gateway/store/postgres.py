@@ -1,0 +1,183 @@
+"""The store in PostgreSQL: one quarantine and audit log shared by every gateway and admin process.
+
+Chosen with ``[store] url = "postgresql://…"``. Passwords belong in
+``~/.pgpass`` or ``$PGPASSWORD`` rather than the URL. The schema is
+versioned: ``sanigate db upgrade`` applies what is missing, under an advisory
+lock so that two hosts upgrading at once do it once, and a process refuses
+to start on a schema that is older or newer than its own.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from gateway.store.sql import Connection, Cursor, SQLStore, StoreError, split_statements
+
+_V1 = """
+CREATE TABLE IF NOT EXISTS messages (
+    id TEXT PRIMARY KEY,
+    received_at DOUBLE PRECISION NOT NULL,
+    sender TEXT NOT NULL,
+    recipients TEXT NOT NULL,
+    client TEXT NOT NULL,
+    status TEXT NOT NULL,
+    reason TEXT NOT NULL,
+    policies TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    changes INTEGER NOT NULL,
+    encrypted INTEGER NOT NULL,
+    original BYTEA NOT NULL,
+    sanitized BYTEA,
+    updated_at DOUBLE PRECISION NOT NULL,
+    utility DOUBLE PRECISION
+);
+CREATE INDEX IF NOT EXISTS messages_status ON messages(status, received_at);
+CREATE INDEX IF NOT EXISTS messages_sender ON messages(sender);
+CREATE TABLE IF NOT EXISTS audit (
+    id BIGSERIAL PRIMARY KEY,
+    message_id TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    kind TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    recipients TEXT NOT NULL,
+    policy TEXT NOT NULL DEFAULT '',
+    entity TEXT,
+    term TEXT NOT NULL DEFAULT '',
+    pmi DOUBLE PRECISION,
+    threshold DOUBLE PRECISION,
+    action TEXT NOT NULL DEFAULT '',
+    replacement TEXT,
+    part TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT '',
+    grp TEXT,
+    detail TEXT,
+    actor TEXT NOT NULL DEFAULT '',
+    why TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX IF NOT EXISTS audit_message ON audit(message_id);
+CREATE INDEX IF NOT EXISTS audit_at ON audit(at);
+CREATE INDEX IF NOT EXISTS audit_entity ON audit(entity, at);
+CREATE TABLE IF NOT EXISTS outcomes (
+    period DOUBLE PRECISION NOT NULL,
+    outcome TEXT NOT NULL,
+    messages BIGINT NOT NULL,
+    PRIMARY KEY (period, outcome)
+)
+"""
+MIGRATIONS: tuple[str, ...] = (_V1,)
+SCHEMA_VERSION = len(MIGRATIONS)
+_LOCK = 0x5A1164  # pg_advisory_xact_lock key: one migration at a time across the fleet
+_PLACEHOLDER = re.compile(r"\?")
+
+
+class _Pg:
+    """A psycopg connection that takes the store's ``?`` placeholders."""
+
+    def __init__(self, conn: Any) -> None:
+        self.conn = conn
+
+    def execute(self, sql: str, args: Sequence[Any] = (), /) -> Cursor:
+        cur: Cursor = self.conn.execute(_PLACEHOLDER.sub("%s", sql), tuple(args))
+        return cur
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> Any:
+        with self.conn.cursor() as cur:
+            cur.executemany(_PLACEHOLDER.sub("%s", sql), [tuple(r) for r in rows])
+
+
+def redact_url(url: str) -> str:
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+
+
+class PostgresStore(SQLStore):
+    def __init__(self, url: str, *, key_env: str = "SANIGATE_STORE_KEY", check_schema: bool = True) -> None:
+        super().__init__(key_env=key_env)
+        self.url = url
+        self.label = redact_url(url)
+        self._local = threading.local()
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+        if check_schema:
+            version = self.schema_version()
+            if version != SCHEMA_VERSION:
+                self.close()
+                raise StoreError(
+                    f"{self.label}: the store's schema is version {version}, this sanigate needs {SCHEMA_VERSION}: "
+                    "run 'sanigate db upgrade'" if version < SCHEMA_VERSION else
+                    f"{self.label}: the store's schema (version {version}) is newer than this sanigate "
+                    f"({SCHEMA_VERSION})"
+                )  # fmt: skip
+
+    def _conn(self) -> _Pg:
+        pg: _Pg | None = getattr(self._local, "pg", None)
+        if pg is None:
+            import psycopg
+            from psycopg.rows import dict_row
+
+            try:
+                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise StoreError(f"{self.label}: cannot connect: {str(exc).strip()}") from exc
+            pg = _Pg(conn)
+            self._local.pg = pg
+            with self._lock:
+                self._all.append(conn)
+        return pg
+
+    def _read(self) -> Connection:
+        return self._conn()
+
+    @contextmanager
+    def _transaction(self, what: str) -> Iterator[Connection]:
+        import psycopg
+
+        pg = self._conn()
+        try:
+            with pg.conn.transaction():
+                yield pg
+        except psycopg.Error as exc:
+            raise StoreError(f"{what}: {str(exc).strip()}") from exc
+
+    def _json_values(self, column: str) -> str:
+        return f"SELECT value FROM jsonb_array_elements_text(CAST({column} AS jsonb)) AS value"
+
+    def schema_version(self) -> int:
+        import psycopg
+
+        try:
+            row = self._conn().execute("SELECT to_regclass('sanigate_schema') AS t").fetchone()
+            if row is None or row["t"] is None:
+                return 0
+            got = self._conn().execute("SELECT version FROM sanigate_schema").fetchone()
+        except psycopg.Error as exc:
+            raise StoreError(f"{self.label}: {str(exc).strip()}") from exc
+        return 0 if got is None else int(got["version"])
+
+    def upgrade(self) -> tuple[int, int]:
+        before = self.schema_version()
+        if before > SCHEMA_VERSION:
+            raise StoreError(f"{self.label}: schema version {before} is newer than this sanigate ({SCHEMA_VERSION})")
+        with self._transaction(f"{self.label}: cannot migrate the schema") as db:
+            db.execute("SELECT pg_advisory_xact_lock(?)", (_LOCK,))
+            db.execute("CREATE TABLE IF NOT EXISTS sanigate_schema (version INTEGER NOT NULL)")
+            row = db.execute("SELECT version FROM sanigate_schema").fetchone()
+            current = 0 if row is None else int(row["version"])  # another host may have upgraded meanwhile
+            for version in range(current, SCHEMA_VERSION):
+                for statement in split_statements(MIGRATIONS[version]):
+                    db.execute(statement)
+            if row is None:
+                db.execute("INSERT INTO sanigate_schema (version) VALUES (?)", (SCHEMA_VERSION,))
+            else:
+                db.execute("UPDATE sanigate_schema SET version = ?", (SCHEMA_VERSION,))
+        return before, SCHEMA_VERSION
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+        self._local = threading.local()

@@ -1,0 +1,392 @@
+"""The quarantine and audit store in SQL, for every backend: one set of queries, small dialect hooks.
+
+A backend (``sqlite.py``, ``postgres.py``) gives connections, transactions,
+its migrations and how to read a JSON array; queries are written with ``?``
+placeholders and plain SQL both understand. Messages can be encrypted at rest
+(Fernet: AES-128-CBC + HMAC) with a key from the environment.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
+
+from gateway.errors import ConfigError, SanigateError
+from gateway.model.records import Step
+from gateway.store.base import (
+    AuditEntry,
+    AuditQuery,
+    DecisionRecord,
+    Envelope,
+    MessageQuery,
+    Stats,
+    Status,
+    StoredMessage,
+)
+
+_ALL_MESSAGES = MessageQuery()
+_ALL_AUDIT = AuditQuery()
+
+
+class StoreError(SanigateError):
+    smtp_code = 451
+    smtp_status = "4.3.0"
+
+
+class Cursor(Protocol):
+    @property
+    def rowcount(self) -> int: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchall(self) -> list[Any]: ...
+
+
+class Connection(Protocol):
+    def execute(self, sql: str, args: Sequence[Any] = ..., /) -> Cursor: ...
+
+    def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> Any: ...
+
+
+def cipher_from_env(key_env: str) -> Any:
+    key = os.environ.get(key_env)
+    if not key:
+        return None
+    from cryptography.fernet import Fernet
+
+    try:
+        return Fernet(key.encode("ascii"))
+    except (ValueError, UnicodeEncodeError) as exc:
+        raise ConfigError(
+            f"${key_env} is not a Fernet key (32 url-safe base64 bytes; make one with "
+            "'python -c \"from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())\"')"
+        ) from exc
+
+
+class SQLStore(ABC):
+    label: str  # where it is, for messages (a file, or a URL without its password)
+
+    def __init__(self, *, key_env: str) -> None:
+        self._cipher = cipher_from_env(key_env)
+
+    # -- what a backend provides ---------------------------------------------------
+    @abstractmethod
+    def _read(self) -> Connection:
+        """A connection for one statement outside any transaction."""
+
+    @abstractmethod
+    def _transaction(self, what: str) -> AbstractContextManager[Connection]:
+        """A write transaction, committed durably on exit; a database error becomes StoreError(what)."""
+
+    @abstractmethod
+    def _json_values(self, column: str) -> str:
+        """A subquery giving one row per element of the JSON array in ``column``, as ``value``."""
+
+    @abstractmethod
+    def schema_version(self) -> int: ...
+
+    @abstractmethod
+    def upgrade(self) -> tuple[int, int]:
+        """Apply the migrations the database lacks; (version before, version after)."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    # -- sealing -------------------------------------------------------------------
+    def _seal(self, data: bytes | None) -> bytes | None:
+        if data is None or self._cipher is None:
+            return data
+        return bytes(self._cipher.encrypt(data))
+
+    def _open(self, data: bytes | None, encrypted: int) -> bytes | None:
+        if data is None or not encrypted:
+            return None if data is None else bytes(data)
+        if self._cipher is None:
+            raise StoreError("this message is encrypted at rest; set the store key to read it")
+        return bytes(self._cipher.decrypt(bytes(data)))
+
+    # -- messages ------------------------------------------------------------------
+    def save(
+        self,
+        *,
+        message_id: str,
+        envelope: Envelope,
+        status: Status,
+        reason: str,
+        policies: Sequence[str],
+        original: bytes,
+        sanitized: bytes | None,
+        decisions: Sequence[DecisionRecord],
+        utility: float | None = None,
+    ) -> None:
+        now = time.time()
+        client = json.dumps({"address": envelope.client_address, "name": envelope.client_name, "helo": envelope.helo})
+        recipients = json.dumps(list(envelope.recipients))
+        with self._transaction(f"cannot store message {message_id}") as db:
+            db.execute(
+                "INSERT INTO messages (id, received_at, sender, recipients, client, status, reason, policies, size,"
+                " changes, encrypted, original, sanitized, updated_at, utility)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (message_id, now, envelope.sender, recipients, client, status, reason, json.dumps(list(policies)),
+                 len(original), len(decisions), int(self._cipher is not None), self._seal(original),
+                 self._seal(sanitized), now, utility),
+            )  # fmt: skip
+            if decisions:
+                db.executemany(
+                    "INSERT INTO audit (message_id, at, kind, sender, recipients, policy, entity, term, pmi, threshold,"
+                    " action, replacement, part, reason, grp, detail)"
+                    " VALUES (?,?,'decision',?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [(message_id, now, envelope.sender, recipients, d.policy, d.entity, d.term, _finite(d.pmi),
+                      _finite(d.threshold), d.action, d.replacement, d.part, d.reason,
+                      json.dumps(list(d.group)) if d.group else None, _detail(d))
+                     for d in decisions],
+                )  # fmt: skip
+
+    def get(self, message_id: str) -> StoredMessage | None:
+        row = self._read().execute("SELECT * FROM messages WHERE id = ?", (message_id,)).fetchone()
+        return None if row is None else _message(row)
+
+    def content(self, message_id: str) -> tuple[bytes, bytes | None]:
+        row = (
+            self._read()
+            .execute("SELECT original, sanitized, encrypted FROM messages WHERE id = ?", (message_id,))
+            .fetchone()
+        )
+        if row is None:
+            raise StoreError(f"no message {message_id}")
+        original = self._open(row["original"], row["encrypted"])
+        assert original is not None
+        return original, self._open(row["sanitized"], row["encrypted"])
+
+    def list_messages(
+        self, query: MessageQuery = _ALL_MESSAGES, *, limit: int = 50, offset: int = 0
+    ) -> list[StoredMessage]:
+        where, args = self._message_filter(query)
+        sql = f"SELECT * FROM messages {where} ORDER BY received_at DESC, id LIMIT ? OFFSET ?"
+        return [_message(r) for r in self._read().execute(sql, (*args, limit, offset)).fetchall()]
+
+    def count_messages(self, query: MessageQuery = _ALL_MESSAGES) -> int:
+        where, args = self._message_filter(query)
+        return int(self._read().execute(f"SELECT COUNT(*) AS n FROM messages {where}", args).fetchone()["n"])
+
+    def transition(self, message_id: str, *, to: Status, allowed_from: Sequence[Status], actor: str, why: str) -> bool:
+        """Atomic compare-and-set on the status: of two processes releasing one message, one wins."""
+        now = time.time()
+        marks = ",".join("?" * len(allowed_from))
+        with self._transaction(f"cannot update message {message_id}") as db:
+            cur = db.execute(
+                f"UPDATE messages SET status = ?, updated_at = ? WHERE id = ? AND status IN ({marks})",
+                (to, now, message_id, *allowed_from),
+            )
+            if cur.rowcount != 1:
+                return False
+            db.execute(
+                "INSERT INTO audit (message_id, at, kind, sender, recipients, action, actor, why)"
+                " SELECT id, ?, 'action', sender, recipients, ?, ?, ? FROM messages WHERE id = ?",
+                (now, to, actor, why, message_id),
+            )
+        return True
+
+    def purge(self, *, older_than: float, actor: str) -> int:
+        now = time.time()
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(older_than))
+        with self._transaction("cannot purge") as db:
+            ids = [
+                r["id"] for r in db.execute("SELECT id FROM messages WHERE received_at < ?", (older_than,)).fetchall()
+            ]
+            if ids:
+                db.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in ids])
+                db.executemany(
+                    "INSERT INTO audit (message_id, at, kind, sender, recipients, action, actor, why)"
+                    " VALUES (?,?,'action','','[]','purged',?,?)",
+                    [(i, now, actor, f"older than {when} UTC") for i in ids],
+                )
+        return len(ids)
+
+    # -- the audit log ---------------------------------------------------------------
+    def log_action(self, *, message_id: str, action: str, actor: str, why: str) -> None:
+        with self._transaction(f"cannot audit {action!r} on {message_id}") as db:
+            row = db.execute("SELECT sender, recipients FROM messages WHERE id = ?", (message_id,)).fetchone()
+            db.execute(
+                "INSERT INTO audit (message_id, at, kind, sender, recipients, action, actor, why)"
+                " VALUES (?,?,'action',?,?,?,?,?)",
+                (message_id, time.time(), row["sender"] if row else "", row["recipients"] if row else "[]", action,
+                 actor, why),
+            )  # fmt: skip
+
+    def audit(self, query: AuditQuery = _ALL_AUDIT, *, limit: int = 500, offset: int = 0) -> list[AuditEntry]:
+        where, args = _audit_filter(query)
+        sql = f"SELECT * FROM audit {where} ORDER BY id LIMIT ? OFFSET ?"
+        return [_entry(r) for r in self._read().execute(sql, (*args, limit, offset)).fetchall()]
+
+    def count_audit(self, query: AuditQuery = _ALL_AUDIT) -> int:
+        where, args = _audit_filter(query)
+        return int(self._read().execute(f"SELECT COUNT(*) AS n FROM audit {where}", args).fetchone()["n"])
+
+    # -- the dashboard -----------------------------------------------------------------
+    def record_outcomes(self, counts: Mapping[tuple[float, str], int]) -> None:
+        if not counts:
+            return
+        with self._transaction("cannot record outcome counts") as db:
+            db.executemany(
+                "INSERT INTO outcomes (period, outcome, messages) VALUES (?,?,?)"
+                " ON CONFLICT (period, outcome) DO UPDATE SET messages = outcomes.messages + excluded.messages",
+                [(period, outcome, n) for (period, outcome), n in counts.items()],
+            )
+
+    def stats(self, *, since: float, bucket: float, top: int = 15) -> Stats:
+        db = self._read()
+        buckets: dict[tuple[float, str], int] = {}
+        for r in db.execute("SELECT period, outcome, messages FROM outcomes WHERE period >= ?", (since,)).fetchall():
+            key = (float(r["period"]) // bucket * bucket, str(r["outcome"]))
+            buckets[key] = buckets.get(key, 0) + int(r["messages"])
+        by_entity = [
+            (str(r["entity"]), int(r["n"]))
+            for r in db.execute(
+                "SELECT entity, COUNT(*) AS n FROM audit WHERE kind = 'decision' AND at >= ? AND entity IS NOT NULL"
+                " GROUP BY entity ORDER BY n DESC, entity LIMIT ?",
+                (since, top),
+            ).fetchall()
+        ]
+        terms = [
+            (str(r["t"]), int(r["n"]))
+            for r in db.execute(
+                "SELECT lower(term) AS t, COUNT(*) AS n FROM audit WHERE kind = 'decision' AND at >= ?"
+                " GROUP BY lower(term) ORDER BY n DESC, t LIMIT ?",
+                (since, top),
+            ).fetchall()
+        ]
+        utility = [
+            float(r["utility"])
+            for r in db.execute(
+                "SELECT utility FROM messages WHERE received_at >= ? AND utility IS NOT NULL", (since,)
+            ).fetchall()
+        ]
+        return Stats(outcomes=[(p, o, n) for (p, o), n in sorted(buckets.items())], decisions_by_entity=by_entity,
+                     top_terms=terms, utility=utility)  # fmt: skip
+
+    # -- filters ------------------------------------------------------------------------
+    def _message_filter(self, q: MessageQuery) -> tuple[str, tuple[Any, ...]]:
+        where: list[str] = []
+        args: list[Any] = []
+        for column, value in (("status", q.status), ("sender", q.sender), ("reason", q.reason)):
+            if value:
+                where.append(f"{column} = ?")
+                args.append(value)
+        if q.recipient:
+            where.append(f"EXISTS ({self._json_values('messages.recipients')} WHERE lower(value) = lower(?))")
+            args.append(q.recipient)
+        if q.policy:
+            where.append(f"EXISTS ({self._json_values('messages.policies')} WHERE value = ?)")
+            args.append(q.policy)
+        if q.entity:
+            where.append("EXISTS (SELECT 1 FROM audit a WHERE a.message_id = messages.id AND a.entity = ?)")
+            args.append(q.entity)
+        if q.message_id:
+            where.append("id LIKE ? ESCAPE '\\'")
+            args.append(_like_escape(q.message_id) + "%")
+        if q.since is not None:
+            where.append("received_at >= ?")
+            args.append(q.since)
+        if q.until is not None:
+            where.append("received_at < ?")
+            args.append(q.until)
+        return ("WHERE " + " AND ".join(where)) if where else "", tuple(args)
+
+
+def _message(row: Any) -> StoredMessage:
+    client = json.loads(row["client"])
+    return StoredMessage(
+        id=row["id"],
+        received_at=row["received_at"],
+        envelope=Envelope(
+            sender=row["sender"],
+            recipients=tuple(json.loads(row["recipients"])),
+            client_address=client.get("address", ""),
+            client_name=client.get("name", ""),
+            helo=client.get("helo", ""),
+        ),
+        status=row["status"],
+        reason=row["reason"],
+        policies=tuple(json.loads(row["policies"])),
+        size=row["size"],
+        changes=row["changes"],
+        utility=row["utility"],
+    )
+
+
+def _finite(x: float | None) -> float | None:
+    return x if x is not None and math.isfinite(x) else None
+
+
+def _detail(d: DecisionRecord) -> str | None:
+    if not d.chain and not d.sense:
+        return None
+    return json.dumps(
+        {"sense": d.sense,
+         "chain": [{"term": s.term, "source": s.source, "pmi": _finite(s.pmi), "threshold": _finite(s.threshold),
+                    "entity": s.entity, "accepted": s.accepted, "why": s.why} for s in d.chain]}
+    )  # fmt: skip
+
+
+def _entry(r: Any) -> AuditEntry:
+    detail = json.loads(r["detail"]) if r["detail"] else {}
+    return AuditEntry(
+        id=r["id"],
+        message_id=r["message_id"],
+        at=r["at"],
+        kind=r["kind"],
+        sender=r["sender"],
+        recipients=tuple(json.loads(r["recipients"])),
+        policy=r["policy"],
+        entity=r["entity"],
+        term=r["term"],
+        pmi=r["pmi"],
+        threshold=r["threshold"],
+        action=r["action"],
+        replacement=r["replacement"],
+        part=r["part"],
+        reason=r["reason"],
+        group=tuple(json.loads(r["grp"])) if r["grp"] else None,
+        sense=detail.get("sense"),
+        chain=tuple(Step(**step) for step in detail.get("chain", ())),
+        actor=r["actor"],
+        why=r["why"],
+    )
+
+
+def _audit_filter(q: AuditQuery) -> tuple[str, tuple[Any, ...]]:
+    where: list[str] = []
+    args: list[Any] = []
+    exact = (("message_id", q.message_id), ("kind", q.kind), ("sender", q.sender), ("policy", q.policy),
+             ("entity", q.entity), ("action", q.action), ("actor", q.actor))  # fmt: skip
+    for column, value in exact:
+        if value:
+            where.append(f"{column} = ?")
+            args.append(value)
+    if q.term:
+        where.append("lower(term) LIKE ? ESCAPE '\\'")
+        args.append("%" + _like_escape(q.term.lower()) + "%")
+    if q.since is not None:
+        where.append("at >= ?")
+        args.append(q.since)
+    if q.until is not None:
+        where.append("at < ?")
+        args.append(q.until)
+    return ("WHERE " + " AND ".join(where)) if where else "", tuple(args)
+
+
+def _like_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def split_statements(script: str) -> Iterator[str]:
+    for statement in script.split(";"):
+        if statement.strip():
+            yield statement
