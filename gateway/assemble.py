@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from gateway.config import EngineFiles
 from gateway.errors import KnowledgeError
 from gateway.knowledge.local import LocalIndex, default_index_path
 from gateway.model.engine import Engine
@@ -35,6 +36,23 @@ def load_knowledge(path: Path | None) -> LocalIndex:
             "'sanigate index build ../shared/corpora/wikipedia-20k.jsonl.xz --out PATH'"
         )
     return LocalIndex(target)
+
+
+def knowledge_from(files: EngineFiles) -> Knowledge:
+    """The K a gateway's configuration names ([engine] knowledge)."""
+    if files.knowledge == "web":
+        from gateway.knowledge.web import WebCounts
+
+        assert files.web is not None
+        # A search API has no lexicon: multi-word terms are recognised from the local index's phrases.
+        local = files.index or default_index_path()
+        return WebCounts(files.web, phrases=LocalIndex(local).phrases() if local.exists() else ())
+    if files.knowledge == "postgresql":
+        from gateway.knowledge.postgres import PostgresIndex
+
+        assert files.knowledge_url is not None
+        return PostgresIndex(files.knowledge_url)
+    return load_knowledge(files.index)
 
 
 def build_engine(config: EngineConfig = EngineConfig(), *, knowledge: Knowledge | None = None) -> Engine:

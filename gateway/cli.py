@@ -54,7 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     isub = i.add_subparsers(dest="index_command", required=True)
     b = isub.add_parser("build", help="build a co-occurrence index from corpora")
     b.add_argument("corpora", nargs="+", type=Path, help="JSONL files (.xz/.gz allowed) or folders of .txt files")
-    b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--out", type=Path, help="the index file to write (needed unless --to)")
+    b.add_argument("--to", metavar="URL", help="also load K into PostgreSQL (postgresql://…), shared by a fleet")
     b.add_argument("--min-df", type=int, default=2)
     b.add_argument("--min-phrase-df", type=int, default=3)
     b.add_argument("--workers", type=int, default=2)
@@ -201,13 +202,29 @@ def cmd_index(args: argparse.Namespace) -> int:
     excluded: frozenset[str] = frozenset()
     if args.exclude_titles:
         excluded = frozenset(t.strip() for t in read_text_file(args.exclude_titles).splitlines() if t.strip())
+    if args.out is None and args.to is None:
+        raise InputError("say where the index goes: --out FILE, --to postgresql://…, or both")
+    if args.to is not None and not args.to.startswith(("postgresql://", "postgres://")):
+        raise InputError(f"--to takes a postgresql:// URL, not {args.to.split(':', 1)[0]!r}")
     config = BuildConfig(min_df=args.min_df, min_phrase_df=args.min_phrase_df, workers=args.workers,
                          excluded_titles=excluded)  # fmt: skip
-    with tqdm(unit=" docs", desc="indexing", file=sys.stderr) as bar:
-        header = build_index(args.corpora, args.out, config=config, progress=bar.update)
-    size = args.out.stat().st_size
-    print(f"{args.out}: {header['n_docs']} paragraphs, {header['n_terms']} terms, "
-          f"{header['n_postings']} postings, {size / 1e6:.1f} MB")  # fmt: skip
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = args.out or Path(tmp) / "k.sgidx"
+        with tqdm(unit=" docs", desc="indexing", file=sys.stderr) as bar:
+            header = build_index(args.corpora, out, config=config, progress=bar.update)
+        size = out.stat().st_size
+        print(f"{args.out or 'index'}: {header['n_docs']} paragraphs, {header['n_terms']} terms, "
+              f"{header['n_postings']} postings, {size / 1e6:.1f} MB")  # fmt: skip
+        if args.to is not None:
+            from gateway.knowledge.local import LocalIndex
+            from gateway.knowledge.postgres import load_index
+            from gateway.store.postgres import redact_url
+
+            with tqdm(unit=" terms", desc="loading", file=sys.stderr) as bar:
+                n = load_index(LocalIndex(out), args.to, progress=bar.update)
+            print(f"{redact_url(args.to)}: K loaded, {n} terms")
     return 0
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from extractors.mail import ContentPolicy
 from gateway.errors import ConfigError
+from gateway.knowledge.web import WebCountConfig
 from gateway.model.records import SanitizePolicy
 
 _HANDLING = ("pass", "strip", "quarantine")
@@ -93,8 +94,13 @@ class StoreConfig:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EngineFiles:
+    """Where K and the taxonomy come from (what each sanitizer process loads)."""
+
     index: Path | None = None
     taxonomy: Path | None = None
+    knowledge: str = "local"  # "local" (the index file), "web" (hit counts), "postgresql" (a shared index)
+    web: WebCountConfig | None = None
+    knowledge_url: str | None = None  # postgresql://… for knowledge = "postgresql"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -239,10 +245,20 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
     )
 
     e = r.table("engine")
-    r.unknown_keys(e, "engine", ["index", "taxonomy"])
+    r.unknown_keys(e, "engine", ["index", "taxonomy", "knowledge", "web", "knowledge_url"])
+    knowledge = r.get(e, "engine", "knowledge", str, "local")
+    if knowledge not in ("local", "web", "postgresql"):
+        raise r.fail("engine.knowledge", f"must be local, web or postgresql, not {knowledge!r}")
+    web = _web(r, e.get("web"), base) if knowledge == "web" else None
+    knowledge_url = r.get(e, "engine", "knowledge_url", str, "") or None
+    if knowledge == "postgresql" and not (knowledge_url or "").startswith(("postgresql://", "postgres://")):
+        raise r.fail("engine.knowledge_url", "knowledge = postgresql needs a postgresql:// URL here")
     engine = EngineFiles(
         index=_path(r.get(e, "engine", "index", str, ""), base),
         taxonomy=_path(r.get(e, "engine", "taxonomy", str, ""), base),
+        knowledge=knowledge,
+        web=web,
+        knowledge_url=knowledge_url,
     )
 
     policies: dict[str, PolicyConfig] = {}
@@ -317,6 +333,45 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
         rules.append(SenderRule(match=match, policies=tuple(names)))
     return Config(source=source, server=server, upstream=upstream, store=store, engine=engine,
                   policies=policies, senders=tuple(rules), admin=_admin(r))  # fmt: skip
+
+
+def _web(r: _Reader, table: object, base: Path) -> WebCountConfig:
+    if not isinstance(table, Mapping):
+        raise r.fail("engine.web", "knowledge = web needs an [engine.web] table")
+    p = "engine.web"
+    keys = ["endpoint", "total_docs", "count_path", "method", "query_param", "params", "body", "headers", "term",
+            "any_of", "all_of", "missing_is_zero", "timeout", "retries", "backoff", "rate", "cache", "cache_days",
+            "min_support"]  # fmt: skip
+    r.unknown_keys(table, p, keys)
+    for key in ("endpoint", "count_path"):
+        if not r.get(table, p, key, str, ""):
+            raise r.fail(f"{p}.{key}", "is required")
+    total = r.get(table, p, "total_docs", int, 0)
+    if total < 1:
+        raise r.fail(f"{p}.total_docs", "is required: the number of documents the service searches")
+    method = r.get(table, p, "method", str, "GET").upper()
+    body = r.get(table, p, "body", str, "")
+    if method not in ("GET", "POST"):
+        raise r.fail(f"{p}.method", f"must be GET or POST, not {method!r}")
+    if method == "POST" and "{query}" not in body:
+        raise r.fail(f"{p}.body", "a POST needs a JSON body template with {query} in it")
+    for key in ("params", "headers"):
+        value = r.get(table, p, key, Mapping, {})
+        if not all(isinstance(v, str) for v in value.values()):
+            raise r.fail(f"{p}.{key}", "must map names to strings")
+    return WebCountConfig(
+        endpoint=table["endpoint"], total_docs=total, count_path=table["count_path"], method=method,
+        query_param=r.get(table, p, "query_param", str, "q"), params=dict(r.get(table, p, "params", Mapping, {})),
+        body=body, headers=dict(r.get(table, p, "headers", Mapping, {})), term=r.get(table, p, "term", str, '"{term}"'),
+        any_of=r.get(table, p, "any_of", str, " OR "), all_of=r.get(table, p, "all_of", str, " AND "),
+        missing_is_zero=r.get(table, p, "missing_is_zero", bool, True),
+        timeout=float(r.get(table, p, "timeout", (int, float), 10.0)), retries=r.get(table, p, "retries", int, 3),
+        backoff=float(r.get(table, p, "backoff", (int, float), 0.5)),
+        rate=float(r.get(table, p, "rate", (int, float), 5.0)),
+        cache=_path(r.get(table, p, "cache", str, "var/webcounts.db"), base),
+        cache_days=float(r.get(table, p, "cache_days", (int, float), 30.0)),
+        min_support=r.get(table, p, "min_support", int, 3),
+    )  # fmt: skip
 
 
 _ROLES = ("reviewer", "admin")

@@ -42,6 +42,10 @@ class KnowledgeError(SanigateError):
     smtp_status = "4.3.0"
 
 
+class KnowledgeUnavailableError(KnowledgeError):
+    """K did not answer (a counting service down, slow or refusing): nothing may be decided on part of it."""
+
+
 class IndexFormatError(KnowledgeError):
     """The index file is not a sanigate index, or was built incompatibly."""
 

@@ -16,7 +16,7 @@ from typing import Literal
 from extractors.mail import ContentPolicy, Handling
 from extractors.pipeline import process
 from gateway.config import EngineFiles, PolicyConfig
-from gateway.errors import ContentError, SanigateError
+from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError
 from gateway.model.engine import Engine
 from gateway.store.base import DecisionRecord
 
@@ -45,10 +45,10 @@ class JobResult:
 
 def init_worker(files: EngineFiles) -> None:
     global _engine
-    from gateway.assemble import EngineConfig, build_engine
+    from gateway.assemble import EngineConfig, build_engine, knowledge_from
 
     _watch_parent()
-    _engine = build_engine(EngineConfig(index=files.index, taxonomy=files.taxonomy))
+    _engine = build_engine(EngineConfig(index=files.index, taxonomy=files.taxonomy), knowledge=knowledge_from(files))
 
 
 def _watch_parent() -> None:
@@ -105,6 +105,10 @@ def sanitize_message(
     except ContentError as exc:
         log.info("%s: cannot be sanitized: %s", name, exc.message)
         return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,))
+    except KnowledgeUnavailableError as exc:
+        # K did not answer: no decision may rest on part of it. Held, whatever the policy's on_failure says.
+        log.warning("%s: %s", name, exc.message)
+        return JobResult("hold", None, "knowledge-unavailable", (), (exc.message,))
     except SanigateError as exc:
         log.warning("%s: %s", name, exc.message)
         return JobResult(_failure_verdict(on_failure), None, "sanitizer-error", (), (exc.message,))

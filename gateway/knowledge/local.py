@@ -10,7 +10,7 @@ from __future__ import annotations
 import array
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -67,6 +67,15 @@ class LocalIndex:
 
     def __contains__(self, key: object) -> bool:
         return key in self._ids
+
+    def __len__(self) -> int:
+        return len(self._vocab)
+
+    def items(self) -> Iterator[tuple[str, FrozenBitMap]]:
+        """Every term with its documents (decoded one at a time, not cached): for copying K elsewhere."""
+        for i, key in enumerate(self._vocab):
+            start, end = int(self._offsets[i]), int(self._offsets[i + 1])
+            yield key, FrozenBitMap(array.array("I", decode_gaps(self._postings[start:end]).tobytes()))
 
     def df(self, key: str) -> int:
         i = self._ids.get(key)
