@@ -212,3 +212,25 @@ def test_the_gateway_holds_a_message_when_k_does_not_answer(tmp_path: Path) -> N
     mail = b"From: a@example.org\r\nTo: b@example.org\r\nSubject: s\r\n\r\nThe HIV test was negative.\r\n"
     result = sanitize_message(mail, list(config.policies.values()), "m1", engine=engine)
     assert result.verdict == "hold" and result.reason == "knowledge-unavailable" and result.data is None
+
+
+def test_calls_are_spaced_to_the_configured_rate(apis: FakeAPIs, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gateway.knowledge.web as web
+
+    waits: list[float] = []
+    monkeypatch.setattr(web.time, "sleep", waits.append)  # record the waits instead of waiting
+    k = WebCounts(
+        WebCountConfig(
+            endpoint=f"{apis.base}/wikipedia/_count",
+            total_docs=8,
+            count_path="count",
+            method="POST",
+            body='{"query": {"query_string": {"query": {query}}}}',
+            rate=10.0,
+        )
+    )
+    for term in ("hiv", "clinic", "patient", "asthma", "influenza"):
+        k.count([frozenset({term}), frozenset({"the"})])
+    assert k.calls == 5 and len(waits) == 4  # the first call goes at once
+    # Each call's slot is 1/rate after the previous one's: waits of 0.1, 0.2, 0.3, 0.4 s less the time spent.
+    assert all(w > 0 for w in waits) and 0.7 < sum(waits) <= 1.0 + 1e-6
