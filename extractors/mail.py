@@ -156,8 +156,8 @@ class _Walker:
 
     def _addresses(self, msg: Message, name: str, label: str) -> None:
         raw = msg.get(name)
-        if raw is None:
-            return
+        if raw is None or _BARE_ADDRESSES.fullmatch(str(raw)):
+            return  # no display name, no comment: nothing a person wrote (and the common case, parsed cheaply)
         try:
             header = email.policy.default.header_factory(name, str(raw))
         except Exception:
@@ -403,6 +403,8 @@ class _Walker:
 
 
 _OUT_POLICY = email.policy.compat32.clone(linesep="\r\n")
+_ADDR = r"\s*<?[^\s<>\"(),;:@\\]+@[^\s<>\"(),;:\\]+>?\s*"
+_BARE_ADDRESSES = re.compile(rf"{_ADDR}(?:,{_ADDR})*")
 
 
 def _decoded(name: str, raw: object, label: str) -> str:

@@ -82,4 +82,5 @@ def _with_tracked_deletion(data: bytes) -> bytes:
 def make_pdf(pages: list[str]) -> bytes:
     from extractors.pdf import PdfPage, render
 
-    return render([PdfPage(t, 595, 842) for t in pages], title="test")
+    # A trailing comment makes it a PDF sanigate did not render itself (read in the sandbox, like a sender's).
+    return render([PdfPage(t, 595, 842) for t in pages], title="test") + b"%from a test sender\n"

@@ -311,6 +311,32 @@ def test_risky_pdf_is_rerendered(engine: Engine) -> None:
     assert "HIV" not in text and "Los Angeles" not in text and "patient" in text
 
 
+def test_a_rendered_pdf_embeds_a_font_only_when_latin1_is_not_enough() -> None:
+    from extractors.pdf import PdfPage, extract_pdf, render
+
+    plain = render([PdfPage("Caf\u00e9 notes: the clinic called.", 595, 842)], title="t")
+    greek = render([PdfPage("\u0391\u03b8\u03ae\u03bd\u03b1 notes: the clinic called.", 595, 842)], title="t")
+    assert b"/FontFile2" not in plain and b"Helvetica" in plain
+    assert b"/FontFile2" in greek  # DejaVu, embedded, for what Latin-1 cannot write
+    assert "Caf\u00e9" in extract_pdf(plain, part="p", limits=Limits()).pages[0].text
+    assert "\u0391\u03b8\u03ae\u03bd\u03b1" in extract_pdf(greek, part="g", limits=Limits()).pages[0].text
+
+
+def test_only_our_own_rendered_pdf_is_read_outside_the_sandbox(monkeypatch: pytest.MonkeyPatch) -> None:
+    import extractors.pdf as pdf
+
+    ours = pdf.render([pdf.PdfPage("Read back in place.", 595, 842)], title="t")
+    foreign = make_pdf(["A PDF from a sender."])
+
+    def no_fork(*_args: object) -> None:
+        raise AssertionError("a sandboxed reader was started")
+
+    monkeypatch.setattr(pdf.mp, "get_context", no_fork)
+    assert "Read back" in pdf.extract_pdf(ours, part="o", limits=Limits()).pages[0].text
+    with pytest.raises(AssertionError, match="sandboxed reader"):
+        pdf.extract_pdf(foreign, part="f", limits=Limits())
+
+
 def test_safe_pdf_passes_unchanged(engine: Engine) -> None:
     data = make_pdf(["Minutes of the garden committee: the roses need water."])
     outcome = process(data, engine=engine, policies=HIV, name="s.pdf")
