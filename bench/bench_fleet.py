@@ -25,20 +25,17 @@ import json
 import os
 import random
 import re
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import aiosmtplib
-
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(HERE))
-from bench_gateway import load_messages  # noqa: E402
+from bench_gateway import load_messages, replay  # noqa: E402
 from gatewaykit import ThreadedCapture  # noqa: E402
 from pgkit import Databases, PrivatePostgres  # noqa: E402
 
@@ -74,45 +71,6 @@ def start(cfg: Path, tmp: Path) -> tuple[subprocess.Popen[str], int]:
     line = proc.stdout.readline()
     port = int(re.search(r":(\d+)", line.split("listening on", 1)[1]).group(1))  # type: ignore[union-attr]
     return proc, port
-
-
-async def replay(ports: list[int], messages: list[tuple[str, bytes]], concurrency: int) -> dict[str, object]:
-    queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
-    for m in messages:
-        queue.put_nowait(m)
-    latencies: list[float] = []
-    outcomes: dict[str, int] = {}
-
-    async def worker(port: int) -> None:
-        client = aiosmtplib.SMTP(hostname="127.0.0.1", port=port, timeout=300, start_tls=False)
-        await client.connect()
-        while not queue.empty():
-            sender, data = queue.get_nowait()
-            t = time.perf_counter()
-            try:
-                _refused, reply = await client.sendmail(sender, ["list@example.org"], data)
-                key = reply.split(":", 1)[1].split()[0] if ":" in reply else "ok"
-            except aiosmtplib.SMTPResponseException as exc:
-                key = f"{exc.code}"
-            except aiosmtplib.SMTPException as exc:
-                key = type(exc).__name__
-                await client.connect()
-            latencies.append(time.perf_counter() - t)
-            outcomes[key] = outcomes.get(key, 0) + 1
-        await client.quit()
-
-    started = time.perf_counter()
-    await asyncio.gather(*(worker(ports[i % len(ports)]) for i in range(concurrency)))
-    elapsed = time.perf_counter() - started
-    latencies.sort()
-    return {
-        "messages": len(messages),
-        "seconds": round(elapsed, 1),
-        "messages_per_s": round(len(messages) / elapsed, 1),
-        "p50_ms": round(1000 * statistics.median(latencies), 1),
-        "p99_ms": round(1000 * latencies[int(0.99 * (len(latencies) - 1))], 1),
-        "outcomes": outcomes,
-    }
 
 
 def run(tmp: Path, name: str, upstream: int, store: str, engine: str, messages: list[tuple[str, bytes]],

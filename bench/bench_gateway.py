@@ -120,7 +120,12 @@ def rss_mb(pid: int) -> float:
     return (own + kids) / 1024
 
 
-async def replay(port: int, messages: list[tuple[str, bytes]], concurrency: int, pid: int) -> dict[str, float]:
+async def replay(ports: list[int], messages: list[tuple[str, bytes]], concurrency: int,
+                 pid: int | None = None) -> dict[str, float]:  # fmt: skip
+    """Send every message over ``concurrency`` connections spread over the gateways at ``ports``.
+
+    With ``pid`` (one gateway), also sample its memory and its CPU time and that of its workers.
+    """
     queue: asyncio.Queue[tuple[str, bytes]] = asyncio.Queue()
     for m in messages:
         queue.put_nowait(m)
@@ -130,11 +135,11 @@ async def replay(port: int, messages: list[tuple[str, bytes]], concurrency: int,
 
     async def sampler() -> None:
         nonlocal peak
-        while True:
+        while pid is not None:
             peak = max(peak, rss_mb(pid))
             await asyncio.sleep(1.0)
 
-    async def worker() -> None:
+    async def worker(port: int) -> None:
         client = aiosmtplib.SMTP(hostname="127.0.0.1", port=port, timeout=300, start_tls=False)
         await client.connect()
         while not queue.empty():
@@ -153,17 +158,17 @@ async def replay(port: int, messages: list[tuple[str, bytes]], concurrency: int,
         await client.quit()
 
     sample = asyncio.create_task(sampler())
-    main0, workers0 = cpu_seconds(pid)
+    main0, workers0 = cpu_seconds(pid) if pid is not None else (0.0, 0.0)
     own0 = time.process_time()
     started = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    await asyncio.gather(*(worker(ports[i % len(ports)]) for i in range(concurrency)))
     elapsed = time.perf_counter() - started
-    main1, workers1 = cpu_seconds(pid)
+    main1, workers1 = cpu_seconds(pid) if pid is not None else (0.0, 0.0)
     own1 = time.process_time()
     sample.cancel()
     n = len(messages)
     latencies.sort()
-    return {
+    result: dict[str, float] = {
         "messages": len(messages),
         "seconds": round(elapsed, 1),
         "messages_per_s": round(len(messages) / elapsed, 1),
@@ -179,6 +184,10 @@ async def replay(port: int, messages: list[tuple[str, bytes]], concurrency: int,
         },
         "outcomes": outcomes,  # type: ignore[dict-item]
     }
+    if pid is None:  # several gateways: no single process to account for
+        for key in ("peak_rss_mb", "cpu_ms_per_message"):
+            result.pop(key)
+    return result
 
 
 def run(cfg: Path, tmp: Path, messages: list[tuple[str, bytes]], concurrency: int) -> dict[str, float]:
@@ -188,7 +197,7 @@ def run(cfg: Path, tmp: Path, messages: list[tuple[str, bytes]], concurrency: in
     line = proc.stdout.readline()
     port = int(re.search(r":(\d+)", line.split("listening on", 1)[1]).group(1))  # type: ignore[union-attr]
     try:
-        return asyncio.run(replay(port, messages, concurrency, proc.pid))
+        return asyncio.run(replay([port], messages, concurrency, proc.pid))
     finally:
         proc.terminate()
         proc.wait(60)

@@ -352,10 +352,23 @@ class _Walker:
         name = part.get_filename() or "document.docx"
         docx_doc = extract_docx(self._binary(part, label), part=f"{label} {name}", limits=self.limits)
 
+        done = []
+
         def set_docx(new: Sequence[tuple[str, ...]]) -> None:
             _set_binary_payload(part, docx_doc.rebuild(new))
+            done.append(True)
 
         self.doc._add(docx_doc.segments, set_docx)
+        if docx_doc.removed_deletions:
+            # Deleted text is invisible in Word but travels in the file: it leaves only as a rebuilt file.
+            self.doc.notes.append(Note(f"{label} {name}", "tracked deletions removed",
+                                       f"{docx_doc.removed_deletions} deletion(s) accepted"))  # fmt: skip
+
+            def rebuild_anyway(_changed: bool) -> None:
+                if not done:
+                    set_docx([s.pieces for s in docx_doc.segments])
+
+            self.doc._after.append(rebuild_anyway)
 
     def _pdf(self, part: Message, label: str) -> None:
         name = part.get_filename() or "document.pdf"

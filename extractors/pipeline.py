@@ -183,7 +183,7 @@ def _process(
     pieces, results, spans = sanitize_extracted(extracted, engine, policies)
     notes: list[Note] = list(extracted.notes) if isinstance(extracted, MailDocument) else []
     changed = any(r.decisions for r in results)
-    if not changed and not notes:
+    if not changed and not notes and not getattr(extracted, "removed_deletions", 0):
         return Outcome(kind, data, False, tuple(results), tuple(spans), (), len(extracted.segments))
     out = extracted.rebuild(pieces)
     if isinstance(extracted, MailDocument):

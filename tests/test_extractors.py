@@ -287,6 +287,44 @@ def test_docx_replaced_run_keeps_its_formatting(engine: Engine) -> None:
     assert "Los" not in d.paragraphs[0].text and "Angeles" not in d.paragraphs[0].text
 
 
+def test_docx_rebuild_rewrites_only_the_changed_parts(engine: Engine) -> None:
+    data = make_docx()
+    out = process(data, engine=engine, policies=HIV_LA, name="r.docx").data
+    before, after = zipfile.ZipFile(io.BytesIO(data)), zipfile.ZipFile(io.BytesIO(out))
+    assert before.namelist() == after.namelist() and after.testzip() is None
+    raw = {i.filename: (i.CRC, i.compress_size) for i in before.infolist()}
+    same = [i.filename for i in after.infolist() if (i.CRC, i.compress_size) == raw[i.filename]]
+    assert "word/styles.xml" in same and "word/document.xml" not in same and "docProps/core.xml" not in same
+
+
+def test_docx_strict_charts_and_equations_are_read() -> None:
+    from extractors.docx import extract_docx
+
+    def texts(name: str) -> str:
+        path = next((SAMPLES / "docx").rglob(name))
+        return " ".join(s.text for s in extract_docx(path.read_bytes(), part=name, limits=Limits()).segments)
+
+    assert "Cellaa" in texts("strict.docx")  # ISO 29500 Strict namespaces
+    assert "Category 1" in texts("shp-inline-shape-access.docx")  # a chart's category names
+    assert len(texts("equations.docx")) > 80  # the equations' own text, not only the prose
+
+
+def test_docx_text_in_an_element_nobody_reads_is_not_passed() -> None:
+    from extractors.docx import extract_docx
+
+    src = zipfile.ZipFile(io.BytesIO(make_docx()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            body = src.read(item.filename)
+            if item.filename == "word/document.xml":
+                odd = b'<w:p><x:note xmlns:x="urn:example:notes">HIV clinic, Los Angeles</x:note></w:p>'
+                body = body.replace(b"<w:sectPr", odd + b"<w:sectPr", 1)
+            dst.writestr(item, body)
+    with pytest.raises(UnsupportedContentError, match="<note>"):
+        extract_docx(out.getvalue(), part="odd.docx", limits=Limits())
+
+
 def test_zip_bomb_is_refused(engine: Engine) -> None:
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
@@ -365,3 +403,27 @@ def test_a_flagged_term_left_in_the_output_is_a_leak(engine: Engine) -> None:
     with pytest.raises(ResidualRiskError, match="hiv"):
         check_output(text.encode(), "text", engine=engine, results=[result], name="t.txt", limits=Limits())
     check_output(result.text.encode(), "text", engine=engine, results=[result], name="t.txt", limits=Limits())
+
+
+def test_tracked_deletions_never_leave_even_in_a_clean_document(engine: Engine) -> None:
+    # Nothing risky is visible, but a deletion holding "antiretroviral therapy" travels in the file.
+    clean = docx.Document()
+    clean.add_paragraph("Minutes of the garden committee.")
+    buf = io.BytesIO()
+    clean.save(buf)
+    from builders import _with_tracked_deletion
+
+    data = _with_tracked_deletion(buf.getvalue())
+    assert "antiretroviral" in docx_xml(data)
+    outcome = process(data, engine=engine, policies=HIV, name="minutes.docx")
+    assert "antiretroviral" not in docx_xml(outcome.data) and "garden committee" in docx_xml(outcome.data)
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "a@example.org", "b@example.org", "Minutes"
+    msg.set_content("The minutes are attached.\n")
+    msg.add_attachment(data, maintype="application", filename="minutes.docx",
+                       subtype="vnd.openxmlformats-officedocument.wordprocessingml.document")  # fmt: skip
+    sent = process(msg.as_bytes(), engine=engine, policies=HIV, name="m.eml")
+    assert any(n.action == "tracked deletions removed" for n in sent.notes)
+    attached = email.message_from_bytes(sent.data, policy=email.policy.default)
+    part = next(p for p in attached.walk() if p.get_filename() == "minutes.docx")
+    assert "antiretroviral" not in docx_xml(part.get_content())
