@@ -67,12 +67,9 @@ CORE_FIELDS = {
 CORE_PART = "docProps/core.xml"
 # Parts that hold formatting, never the document's text: not worth parsing (stylesWithEffects is often
 # 400 KB). Any other part under word/, known or not, is read.
-_NO_TEXT = (
-    *(
-        f".wordprocessingml.{kind}+xml"
-        for kind in ("styles", "stylesWithEffects", "settings", "webSettings", "fontTable", "numbering")
-    ),
-    "officedocument.theme+xml",
+_NO_TEXT = tuple(
+    f".{kind}+xml"
+    for kind in ("styles", "stylesWithEffects", "settings", "webSettings", "fontTable", "numbering", "theme")
 )
 DOCX_TYPES = frozenset(
     {
