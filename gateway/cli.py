@@ -228,27 +228,30 @@ def cmd_index(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_serve(args: argparse.Namespace) -> int:
-    import asyncio
-
-    from gateway.serve import JSONFormatter, serve
-
-    root = logging.getLogger()
-    for h in root.handlers:
-        h.setFormatter(JSONFormatter())
-    root.setLevel(logging.INFO)
-    asyncio.run(serve(args.config))
-    return 0
-
-
-def cmd_admin(args: argparse.Namespace) -> int:
-    from gateway.admin.serve import run
+def _json_logs() -> None:
+    """A long-running server logs JSON lines at INFO (ids and counts, never content)."""
     from gateway.serve import JSONFormatter
 
     root = logging.getLogger()
     for h in root.handlers:
         h.setFormatter(JSONFormatter())
     root.setLevel(logging.INFO)
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from gateway.serve import serve
+
+    _json_logs()
+    asyncio.run(serve(args.config))
+    return 0
+
+
+def cmd_admin(args: argparse.Namespace) -> int:
+    from gateway.admin.serve import run
+
+    _json_logs()
     run(args.config)
     return 0
 

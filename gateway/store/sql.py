@@ -291,12 +291,7 @@ class SQLStore(ABC):
         if q.message_id:
             where.append("id LIKE ? ESCAPE '\\'")
             args.append(_like_escape(q.message_id) + "%")
-        if q.since is not None:
-            where.append("received_at >= ?")
-            args.append(q.since)
-        if q.until is not None:
-            where.append("received_at < ?")
-            args.append(q.until)
+        _period("received_at", q.since, q.until, where, args)
         return ("WHERE " + " AND ".join(where)) if where else "", tuple(args)
 
 
@@ -373,13 +368,17 @@ def _audit_filter(q: AuditQuery) -> tuple[str, tuple[Any, ...]]:
     if q.term:
         where.append("lower(term) LIKE ? ESCAPE '\\'")
         args.append("%" + _like_escape(q.term.lower()) + "%")
-    if q.since is not None:
-        where.append("at >= ?")
-        args.append(q.since)
-    if q.until is not None:
-        where.append("at < ?")
-        args.append(q.until)
+    _period("at", q.since, q.until, where, args)
     return ("WHERE " + " AND ".join(where)) if where else "", tuple(args)
+
+
+def _period(column: str, since: float | None, until: float | None, where: list[str], args: list[Any]) -> None:
+    if since is not None:
+        where.append(f"{column} >= ?")
+        args.append(since)
+    if until is not None:
+        where.append(f"{column} < ?")
+        args.append(until)
 
 
 def _like_escape(text: str) -> str:
