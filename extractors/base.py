@@ -33,11 +33,23 @@ class Segment:
         return "".join(self.pieces)
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """Something done to the content besides sanitizing text (audited); it makes the content be rebuilt."""
+
+    part: str
+    action: str
+    reason: str
+
+
 class Extracted(Protocol):
     """Content taken apart: its segments, and how to put it back together."""
 
     @property
     def segments(self) -> Sequence[Segment]: ...
+
+    @property
+    def notes(self) -> Sequence[Note]: ...
 
     def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         """The content with each segment's pieces replaced by ``pieces[i]``."""

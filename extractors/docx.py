@@ -28,7 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from extractors.base import Segment
+from extractors.base import Note, Segment
 from extractors.limits import Limits, check_zip
 from gateway.errors import EncryptedContentError, UnreadableContentError, UnsupportedContentError
 
@@ -93,6 +93,13 @@ class DocxDocument:
     @property
     def segments(self) -> list[Segment]:
         return self._segments
+
+    @property
+    def notes(self) -> list[Note]:
+        if not self.removed_deletions:
+            return []
+        # Deleted text is invisible in Word but travels in the file: it leaves only as a rebuilt file.
+        return [Note(self.part, "tracked deletions removed", f"{self.removed_deletions} deletion(s) accepted")]
 
     def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         dirty = set(self._dirty)

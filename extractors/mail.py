@@ -26,7 +26,7 @@ from email.headerregistry import Address, Group
 from email.message import Message
 from typing import Literal
 
-from extractors.base import Segment
+from extractors.base import Note, Segment
 from extractors.docx import DOCX_TYPES, extract_docx
 from extractors.html import scan
 from extractors.limits import Limits
@@ -57,15 +57,6 @@ class ContentPolicy:
     unknown: Handling = "quarantine"
     encrypted: Handling = "quarantine"
     unreadable: Handling = "quarantine"
-
-
-@dataclass(frozen=True, slots=True)
-class Note:
-    """Something done to the message besides sanitizing text (audited)."""
-
-    part: str
-    action: str
-    reason: str
 
 
 Setter = Callable[[Sequence[tuple[str, ...]]], None]
@@ -359,10 +350,8 @@ class _Walker:
             done.append(True)
 
         self.doc._add(docx_doc.segments, set_docx)
-        if docx_doc.removed_deletions:
-            # Deleted text is invisible in Word but travels in the file: it leaves only as a rebuilt file.
-            self.doc.notes.append(Note(f"{label} {name}", "tracked deletions removed",
-                                       f"{docx_doc.removed_deletions} deletion(s) accepted"))  # fmt: skip
+        if docx_doc.notes:
+            self.doc.notes.extend(docx_doc.notes)
 
             def rebuild_anyway(_changed: bool) -> None:
                 if not done:

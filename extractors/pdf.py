@@ -28,7 +28,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import cast
 
-from extractors.base import Segment
+from extractors.base import Note, Segment
 from extractors.limits import Limits
 from gateway.errors import ContentError, EncryptedContentError, LimitExceededError, UnreadableContentError
 
@@ -55,6 +55,10 @@ class PdfDocument:
     @property
     def segments(self) -> list[Segment]:
         return [Segment(f"{self.part} (page {i + 1})", (p.text,)) for i, p in enumerate(self.pages)]
+
+    @property
+    def notes(self) -> list[Note]:
+        return []
 
     def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         new = ["".join(p) for p in pieces]

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from extractors.base import SEPARATOR, Extracted, Segment, apply_to_pieces, combine, locate, split
+from extractors.base import SEPARATOR, Extracted, Note, Segment, apply_to_pieces, combine, locate, split
 from extractors.docx import extract_docx
 from extractors.limits import Limits
-from extractors.mail import ContentPolicy, MailDocument, Note, extract_mail
+from extractors.mail import ContentPolicy, extract_mail
 from extractors.pdf import extract_pdf
 from extractors.plain import PlainDocument
 from gateway.errors import InputError, ResidualRiskError, SanigateError
@@ -31,7 +31,8 @@ Kind = Literal["mail", "docx", "pdf", "text"]
 DEFAULT_LIMITS = Limits()
 DEFAULT_CONTENT_POLICY = ContentPolicy()
 # Re-extraction of our own output must see every part, whatever the policy.
-_SEE_ALL = ContentPolicy(unknown="pass", images="pass", encrypted="pass", unreadable="pass")
+# Everything readable is read, nothing held: for looking at content, not for deciding what leaves.
+SEE_ALL = ContentPolicy(unknown="pass", images="pass", encrypted="pass", unreadable="pass")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,13 +182,12 @@ def _process(
 ) -> Outcome:
     extracted = extract(data, kind, name=name, limits=limits, policy=content_policy)
     pieces, results, spans = sanitize_extracted(extracted, engine, policies)
-    notes: list[Note] = list(extracted.notes) if isinstance(extracted, MailDocument) else []
+    notes: list[Note] = list(extracted.notes)
     changed = any(r.decisions for r in results)
-    if not changed and not notes and not getattr(extracted, "removed_deletions", 0):
+    if not changed and not notes:
         return Outcome(kind, data, False, tuple(results), tuple(spans), (), len(extracted.segments))
     out = extracted.rebuild(pieces)
-    if isinstance(extracted, MailDocument):
-        notes = list(extracted.notes)
+    notes = list(extracted.notes)  # rebuilding a message can add notes (a PDF re-rendered)
     if verify and changed:
         check_output(out, kind, engine=engine, results=results, name=name, limits=limits)
     return Outcome(kind, out, changed, tuple(results), tuple(spans), tuple(notes), len(extracted.segments))
@@ -204,7 +204,7 @@ def check_output(
 ) -> None:
     """Extract the rebuilt content again; a flagged term still in it is a leak."""
     flagged = {d.term for r in results for d in r.decisions}
-    again = extract(data, kind, name=name, limits=limits, policy=_SEE_ALL)
+    again = extract(data, kind, name=name, limits=limits, policy=SEE_ALL)
     text, _ = combine(again.segments)
     _tokens, occs = engine.terms_of(text, [e for r in results for e in r.entities])
     left = sorted(flagged & {o.key for o in occs})

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from extractors.base import Segment
+from extractors.base import Note, Segment
 from gateway.errors import InputError
 
 
@@ -26,6 +26,10 @@ class PlainDocument:
     @property
     def segments(self) -> list[Segment]:
         return [Segment(self.part, (self.text,))] if self.text.strip() else []
+
+    @property
+    def notes(self) -> list[Note]:
+        return []
 
     def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         return ("".join(pieces[0]) if pieces else self.text).encode("utf-8")

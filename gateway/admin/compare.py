@@ -13,12 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from extractors.limits import Limits
-from extractors.mail import ContentPolicy
-from extractors.pipeline import extract
+from extractors.pipeline import SEE_ALL, extract
 from gateway.errors import SanigateError
 from gateway.store.base import AuditEntry
 
-_SEE_ALL = ContentPolicy(unknown="pass", images="pass", encrypted="pass", unreadable="pass")
 _PIECES = re.compile(r"\w+|\s+|[^\w\s]+")
 MAX_DIFF_CHARS = 200_000  # beyond this a part is shown without highlights
 
@@ -50,7 +48,7 @@ def _texts(data: bytes | None) -> tuple[list[tuple[str, str]], str]:
     if data is None:
         return [], ""
     try:
-        doc = extract(data, "mail", name="message", limits=Limits(), policy=_SEE_ALL)
+        doc = extract(data, "mail", name="message", limits=Limits(), policy=SEE_ALL)
     except SanigateError as exc:
         return [], exc.message
     return [(seg.part, seg.text) for seg in doc.segments], ""
