@@ -26,7 +26,7 @@ from pyroaring import BitMap, FrozenBitMap
 from gateway.errors import IndexFormatError, KnowledgeUnavailableError
 from gateway.knowledge.local import LocalIndex
 from gateway.model.terms import NORMALIZATION_VERSION
-from gateway.store.postgres import redact_url
+from gateway.store.postgres import ThreadConnections, redact_url
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS k_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -66,8 +66,7 @@ class PostgresIndex:
     def __init__(self, url: str, *, cache_terms: int = 50_000) -> None:
         self.url = url
         self.label = redact_url(url)
-        self._local = threading.local()
-        self._conns: list[Any] = []
+        self._connections = ThreadConnections(url, label=self.label, error=KnowledgeUnavailableError)
         self._lock = threading.Lock()
         self._cache: OrderedDict[str, FrozenBitMap | None] = OrderedDict()
         self._cache_terms = cache_terms
@@ -84,28 +83,12 @@ class PostgresIndex:
         self._df = {r["key"]: int(r["df"]) for r in self._rows("SELECT key, df FROM k_terms")}
 
     # -- the database ---------------------------------------------------------------
-    def _conn(self) -> Any:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or conn.closed:
-            import psycopg
-            from psycopg.rows import dict_row
-
-            try:
-                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, connect_timeout=10)
-            except psycopg.Error as exc:
-                raise KnowledgeUnavailableError(f"{self.label}: cannot connect: {str(exc).strip()}") from exc
-            self._local.conn = conn
-            with self._lock:
-                self._conns.append(conn)
-        return conn
-
     def _rows(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
         import psycopg
 
         try:
-            return list(self._conn().execute(sql, tuple(args)).fetchall())
+            return list(self._connections.get().execute(sql, tuple(args)).fetchall())
         except psycopg.Error as exc:
-            self._local.conn = None
             raise KnowledgeUnavailableError(f"{self.label}: {str(exc).strip()}") from exc
 
     # -- Knowledge ------------------------------------------------------------------
@@ -179,7 +162,4 @@ class PostgresIndex:
         return len(acc)
 
     def close(self) -> None:
-        with self._lock:
-            for conn in self._conns:
-                conn.close()
-            self._conns.clear()
+        self._connections.close()

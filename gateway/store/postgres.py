@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from gateway.errors import SanigateError
 from gateway.store.sql import Connection, Cursor, SQLStore, StoreError, split_statements
 
 _V1 = """
@@ -89,6 +90,39 @@ class _Pg:
             cur.executemany(_PLACEHOLDER.sub("%s", sql), [tuple(r) for r in rows])
 
 
+class ThreadConnections:
+    """One autocommit connection per thread to one database (rows as dicts), all closed together."""
+
+    def __init__(self, url: str, *, label: str, error: type[SanigateError]) -> None:
+        self.url = url
+        self.label = label
+        self.error = error
+        self._local = threading.local()
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> Any:
+        conn = getattr(self._local, "conn", None)
+        if conn is None or conn.closed or conn.broken:  # a lost server: connect again
+            import psycopg
+            from psycopg.rows import dict_row
+
+            try:
+                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, connect_timeout=10)
+            except psycopg.Error as exc:
+                raise self.error(f"{self.label}: cannot connect: {str(exc).strip()}") from exc
+            self._local.conn = conn
+            with self._lock:
+                self._all.append(conn)
+        return conn
+
+    def close(self) -> None:
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+
+
 def redact_url(url: str) -> str:
     return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
@@ -98,9 +132,7 @@ class PostgresStore(SQLStore):
         super().__init__(key_env=key_env)
         self.url = url
         self.label = redact_url(url)
-        self._local = threading.local()
-        self._all: list[Any] = []
-        self._lock = threading.Lock()
+        self._connections = ThreadConnections(url, label=self.label, error=StoreError)
         if check_schema:
             version = self.schema_version()
             if version != SCHEMA_VERSION:
@@ -113,20 +145,7 @@ class PostgresStore(SQLStore):
                 )  # fmt: skip
 
     def _conn(self) -> _Pg:
-        pg: _Pg | None = getattr(self._local, "pg", None)
-        if pg is None:
-            import psycopg
-            from psycopg.rows import dict_row
-
-            try:
-                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, connect_timeout=10)
-            except psycopg.Error as exc:
-                raise StoreError(f"{self.label}: cannot connect: {str(exc).strip()}") from exc
-            pg = _Pg(conn)
-            self._local.pg = pg
-            with self._lock:
-                self._all.append(conn)
-        return pg
+        return _Pg(self._connections.get())
 
     def _read(self) -> Connection:
         return self._conn()
@@ -176,8 +195,4 @@ class PostgresStore(SQLStore):
         return before, SCHEMA_VERSION
 
     def close(self) -> None:
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-        self._local = threading.local()
+        self._connections.close()
