@@ -24,8 +24,6 @@ import asyncio
 import json
 import os
 import random
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(HERE))
-from bench_gateway import load_messages, replay  # noqa: E402
+from bench_gateway import load_messages, replay, save, start_gateway, stop_gateway  # noqa: E402
 from gatewaykit import ThreadedCapture  # noqa: E402
 from pgkit import Databases, PrivatePostgres  # noqa: E402
 
@@ -64,26 +62,14 @@ policies = ["us-medical"]
     return cfg
 
 
-def start(cfg: Path, tmp: Path) -> tuple[subprocess.Popen[str], int]:
-    proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--config", str(cfg)], cwd=tmp,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    port = int(re.search(r":(\d+)", line.split("listening on", 1)[1]).group(1))  # type: ignore[union-attr]
-    return proc, port
-
-
 def run(tmp: Path, name: str, upstream: int, store: str, engine: str, messages: list[tuple[str, bytes]],
         concurrency: int) -> dict[str, object]:  # fmt: skip
-    procs = [start(config(tmp, f"{name}{i}", upstream, store, engine), tmp) for i in range(2)]
+    procs = [start_gateway(config(tmp, f"{name}{i}", upstream, store, engine), tmp) for i in range(2)]
     try:
         return asyncio.run(replay([port for _p, port in procs], messages, concurrency))
     finally:
         for p, _port in procs:
-            p.terminate()
-            p.wait(60)
-            assert p.stdout is not None
-            p.stdout.close()
+            stop_gateway(p)
 
 
 def main() -> int:
@@ -142,8 +128,7 @@ def main() -> int:
               "k_load_seconds": round(load_s, 1), "k_terms": terms, "gateways": 2, "workers_each": 1,
               "concurrency": args.concurrency}  # fmt: skip
     print("ratio postgresql/sqlite:", result["throughput_ratio"])
-    (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "fleet.json").write_text(json.dumps(result, indent=2) + "\n")
+    save("fleet", result)
     return 0
 
 

@@ -190,18 +190,34 @@ async def replay(ports: list[int], messages: list[tuple[str, bytes]], concurrenc
     return result
 
 
-def run(cfg: Path, tmp: Path, messages: list[tuple[str, bytes]], concurrency: int) -> dict[str, float]:
+def start_gateway(cfg: Path, tmp: Path) -> tuple[subprocess.Popen[str], int]:
+    """`sanigate serve` as a process; returns it once it listens, with its port."""
     proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--config", str(cfg)], cwd=tmp,
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
     assert proc.stdout is not None
     line = proc.stdout.readline()
     port = int(re.search(r":(\d+)", line.split("listening on", 1)[1]).group(1))  # type: ignore[union-attr]
+    return proc, port
+
+
+def stop_gateway(proc: subprocess.Popen[str]) -> None:
+    proc.terminate()
+    proc.wait(60)
+    if proc.stdout is not None:
+        proc.stdout.close()
+
+
+def save(name: str, result: dict[str, object]) -> None:
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
+
+
+def run(cfg: Path, tmp: Path, messages: list[tuple[str, bytes]], concurrency: int) -> dict[str, float]:
+    proc, port = start_gateway(cfg, tmp)
     try:
         return asyncio.run(replay([port], messages, concurrency, proc.pid))
     finally:
-        proc.terminate()
-        proc.wait(60)
-        proc.stdout.close()
+        stop_gateway(proc)
 
 
 def main() -> int:
@@ -226,8 +242,7 @@ def main() -> int:
               "throughput_ratio": round(san["messages_per_s"] / base["messages_per_s"], 3),
               "concurrency": args.concurrency, "workers": 2}  # fmt: skip
     print("ratio sanitizing/passthrough:", result["throughput_ratio"])
-    (HERE / "results").mkdir(exist_ok=True)
-    (HERE / "results" / "gateway.json").write_text(json.dumps(result, indent=2) + "\n")
+    save("gateway", result)
     return 0
 
 
