@@ -322,9 +322,6 @@ class _SenderOrder:
         self._last[key] = done
         return _Turn(self._last, key, previous, done)
 
-    def __len__(self) -> int:
-        return len(self._last)
-
 
 class _Turn:
     def __init__(self, last: dict[str, asyncio.Future[None]], key: str, previous: asyncio.Future[None] | None,

@@ -19,11 +19,11 @@ from gateway.evaluation.metrics import (
     rank_of,
     term_scores,
     token_scores,
-    utility_preservation,
 )
 from gateway.evaluation.report import as_json, markdown, write
 from gateway.evaluation.runner import evaluate
 from gateway.model.engine import Engine
+from gateway.model.records import Utility
 
 
 def test_precision_recall_f_by_hand() -> None:
@@ -48,7 +48,7 @@ def test_mean_over_annotators_utility_and_rank() -> None:
     m = mean_scores([Scores(1, 2, 4), Scores(3, 4, 4)])  # P 50 and 75, R 25 and 75
     assert m.precision == 62.5 and m.recall == 50.0
     assert m.f_measure == pytest.approx((2 * 50 * 25 / 75 + 75) / 2)
-    assert utility_preservation(10.0, 7.5) == 75.0 and utility_preservation(0.0, 0.0) == 100.0
+    assert Utility(10.0, 7.5).preservation == 75.0 and Utility(0.0, 0.0).preservation == 100.0
     assert rank_of({"a": 0.9, "b": 0.5, "c": 0.5}, "b") == 2  # a tie does not push the truth down
     assert rank_of({"a": 0.9, "b": 0.5}, "a") == 1
 

@@ -251,7 +251,8 @@ class _Admin:
             )
         except ValueError:
             return self._error(request, request.state.session, 400, "Dates are written YYYY-MM-DD.")
-        page = max(1, int(q.get("page", "1") or 1) if q.get("page", "1").isdigit() else 1)
+        raw_page = q.get("page", "1")
+        page = max(1, int(raw_page)) if raw_page.isdigit() else 1
         messages = await self._call(self.deps.store.list_messages, query, limit=PAGE, offset=(page - 1) * PAGE)
         total = await self._call(self.deps.store.count_messages, query)
         config = self.deps.config()

@@ -1,4 +1,4 @@
-"""The paper's measures: precision, recall and F (eq. 4-6), utility preservation (eq. 7-8), and ranks.
+"""The paper's measures: precision, recall and F (eq. 4-6), and ranks (utility, eq. 7-8, is records.Utility).
 
 S is what sanigate flags, H what a human flagged. At token level each token
 of the text is in S when a replaced span overlaps it and in H when the
@@ -83,11 +83,6 @@ def mean_scores(per_annotator: Sequence[Scores]) -> MeanScores:
         sum(s.recall for s in per_annotator) / n,
         sum(s.f_measure for s in per_annotator) / n,
     )
-
-
-def utility_preservation(ic_before: float, ic_after: float) -> float:
-    """Eq. 8: the share (percent) of the text's information (eq. 7, a sum of IC) that survives."""
-    return 100.0 if ic_before <= 0 else 100.0 * ic_after / ic_before
 
 
 def rank_of(scores: dict[str, float], true: str) -> int:

@@ -10,25 +10,6 @@ from typing import Any
 from gateway.evaluation.metrics import mean_scores
 from gateway.evaluation.runner import Report
 
-# The paper's Tables 1 and 2 (Sánchez & Batet), α = 1, 1.5, 2: (P, R, F) and (redaction, sanitization).
-PAPER_TABLE_1: dict[str, list[tuple[float, float, float]]] = {
-    "HIV": [(100, 4, 7.7), (96, 88.9, 92.3), (81.2, 96.3, 88.1)],
-    "STD": [(100, 8.6, 15.8), (87.5, 60, 71.2), (87.5, 80, 83.6)],
-    "Los Angeles": [(100, 5.3, 10), (76.9, 76.9, 76.9), (73.3, 84.6, 78.6)],
-    "New York": [(100, 8.7, 16), (71.9, 100, 83.6), (57.1, 100, 72.7)],
-    "Homosexuality": [(80, 17.4, 28.6), (80.1, 77.3, 79.1), (81.5, 95.6, 88)],
-    "Catholicism": [(100, 8.3, 15.4), (72.7, 72.7, 72.7), (69.2, 81.8, 75)],
-}
-PAPER_TABLE_2: dict[str, list[tuple[float, float]]] = {
-    "HIV": [(96.2, 97.2), (32.9, 66.6), (17.6, 61.2)],
-    "STD": [(95.3, 97.5), (70.0, 85.8), (65.5, 84.5)],
-    "Los Angeles": [(88.3, 94.6), (54.4, 80.1), (48.1, 77.5)],
-    "New York": [(97.2, 99.2), (39.3, 64.2), (20.1, 58.3)],
-    "Homosexuality": [(92.9, 97.5), (55.3, 81.3), (50.4, 77.2)],
-    "Catholicism": [(96.3, 98.1), (41.3, 73.4), (30.9, 65.8)],
-}
-PAPER_ALPHAS = (1.0, 1.5, 2.0)
-
 
 def _pct(x: float) -> str:
     return f"{x:.1f} %"
