@@ -6,6 +6,7 @@ import argparse
 import json
 import logging
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--exclude-titles", type=Path, help="file of article titles (one a line) to leave out of K")
     info = isub.add_parser("info", help="print an index's header")
     info.add_argument("path", type=Path, nargs="?")
+    prep = isub.add_parser("prepare", help="lay out K and WordNet for memory-mapping now (else the first start does)")
+    prep.add_argument("path", type=Path, nargs="?")
 
     sv = sub.add_parser("serve", help="run the SMTP gateway")
     sv.add_argument("--config", "-c", type=Path, help="TOML configuration (default: the embedded defaults)")
@@ -194,6 +197,16 @@ def cmd_index(args: argparse.Namespace) -> int:
         from gateway.knowledge.local import default_index_path
 
         print(json.dumps(read_index(args.path or default_index_path()).header, indent=2))
+        return 0
+    if args.index_command == "prepare":
+        from gateway.assemble import load_knowledge
+        from gateway.taxonomy.wordnet import WordNet
+
+        started = time.monotonic()
+        k = load_knowledge(args.path)
+        WordNet()
+        print(f"{k.path}: {len(k)} terms, mapped from {k.mapped_path or 'memory'}; WordNet prepared "
+              f"({time.monotonic() - started:.1f} s)")  # fmt: skip
         return 0
     from tqdm import tqdm
 

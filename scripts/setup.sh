@@ -12,4 +12,6 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -e '.[dev,eval]'
+# K and WordNet laid out once for memory-mapping (shared by every worker); the first start would do it otherwise.
+.venv/bin/sanigate index prepare >/dev/null
 echo "sanigate is installed in .venv (WordNet from /usr/share/wordnet, K from gateway/data/)."

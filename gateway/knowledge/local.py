@@ -1,6 +1,6 @@
-"""The embedded K: a local co-occurrence index, read into memory.
+"""The embedded K: a local co-occurrence index, memory-mapped (``prepared``) and shared.
 
-Posting lists stay varint-coded until a term is first asked for; then they
+Posting lists stay in the mapped file until a term is first asked for; then they
 become a Roaring bitmap, kept in a bounded LRU. Counting is an intersection of
 bitmaps (unions first for the alternatives of one conjunct).
 """
@@ -20,8 +20,9 @@ import numpy.typing as npt
 from pyroaring import BitMap, FrozenBitMap
 
 from gateway.errors import IndexFormatError
-from gateway.knowledge.index_format import decode_gaps, read_index
-from gateway.model.terms import NORMALIZATION_VERSION
+from gateway.knowledge.prepared import open_prepared
+from gateway.mapped import KeyTable, MappedFile
+from gateway.model.terms import MAX_PHRASE_TOKENS, NORMALIZATION_VERSION
 
 DEFAULT_INDEX_NAME = "wikipedia-20k.sgidx"
 
@@ -31,26 +32,25 @@ def default_index_path() -> Path:
 
 
 class LocalIndex:
-    def __init__(self, path: Path, *, cache_terms: int = 50_000) -> None:
-        data = read_index(path)
-        if data.header.get("normalization") != NORMALIZATION_VERSION:
+    def __init__(self, path: Path, *, cache_terms: int = 50_000, cache_dir: Path | None = None) -> None:
+        mapped, header = open_prepared(path, cache_dir=cache_dir)
+        if header.get("normalization") != NORMALIZATION_VERSION:
             raise IndexFormatError(
-                f"{path} was built with term normalization v{data.header.get('normalization')}, "
+                f"{path} was built with term normalization v{header.get('normalization')}, "
                 f"this sanigate uses v{NORMALIZATION_VERSION}; rebuild it with 'sanigate index build'"
             )
         self.path = path
-        self.header: dict[str, Any] = data.header
-        self._n_docs = int(data.header["n_docs"])
-        self._ids = {key: i for i, key in enumerate(data.vocab)}
-        self._vocab = data.vocab
-        self._offsets = data.offsets
-        self._postings = memoryview(data.postings)
-        self._df = _document_frequencies(data.postings, data.offsets)
+        self.header: dict[str, Any] = header
+        self._n_docs = int(str(header["n_docs"]))
+        self._mapped = mapped
+        self.mapped_path = mapped.path
+        self._terms = mapped.key_table("terms")
+        self._bounds = self._terms.value_bounds()
         self._cache: OrderedDict[int, FrozenBitMap] = OrderedDict()
         self._unions: OrderedDict[frozenset[str], FrozenBitMap] = OrderedDict()
         self._cache_terms = cache_terms
         self._lock = threading.Lock()
-        self._phrases: frozenset[str] | None = None
+        self._phrases = MappedPhrases(mapped, self._terms)
 
     @property
     def n_docs(self) -> int:
@@ -60,26 +60,36 @@ class LocalIndex:
     def min_support(self) -> int:
         return int(self.header.get("min_df", 1))
 
-    def phrases(self) -> Collection[str]:
-        if self._phrases is None:
-            self._phrases = frozenset(k for k in self._vocab if " " in k)
+    def phrases(self) -> MappedPhrases:
         return self._phrases
 
     def __contains__(self, key: object) -> bool:
-        return key in self._ids
+        return key in self._terms
 
     def __len__(self) -> int:
-        return len(self._vocab)
+        return len(self._terms)
+
+    def term_id(self, key: str) -> int:
+        """The key's id in K (-1 if K lacks it): ids index ``documents`` and ``df_of``."""
+        return self._terms.id_of(key)
 
     def items(self) -> Iterator[tuple[str, FrozenBitMap]]:
         """Every term with its documents (decoded one at a time, not cached): for copying K elsewhere."""
-        for i, key in enumerate(self._vocab):
-            start, end = int(self._offsets[i]), int(self._offsets[i + 1])
-            yield key, FrozenBitMap(array.array("I", decode_gaps(self._postings[start:end]).tobytes()))
+        for i in range(len(self._terms)):
+            yield self._terms.key(i), self._decode(i)
 
     def df(self, key: str) -> int:
-        i = self._ids.get(key)
-        return 0 if i is None else int(self._df[i])
+        i = self._terms.id_of(key)
+        return 0 if i < 0 else (self._bounds[i + 1] - self._bounds[i]) >> 2
+
+    def documents(self) -> tuple[npt.NDArray[np.uint32], npt.NDArray[np.uint64]]:
+        """Every posting list at once, for whole-K computations: ids, and each term's bounds in them."""
+        ids = np.frombuffer(self._mapped.section("terms.vals"), dtype=np.uint32)
+        return ids, np.frombuffer(self._bounds, dtype=np.uint64) // 4
+
+    def _decode(self, i: int) -> FrozenBitMap:
+        # pyroaring copies an array.array in C; anything else it iterates in Python.
+        return FrozenBitMap(array.array("I", self._terms.value(i).tobytes()))
 
     def _bitmap(self, i: int) -> FrozenBitMap:
         with self._lock:
@@ -87,9 +97,7 @@ class LocalIndex:
             if bm is not None:
                 self._cache.move_to_end(i)
                 return bm
-        start, end = int(self._offsets[i]), int(self._offsets[i + 1])
-        # pyroaring copies an array.array in C; a numpy array it iterates in Python.
-        bm = FrozenBitMap(array.array("I", decode_gaps(self._postings[start:end]).tobytes()))
+        bm = self._decode(i)
         with self._lock:
             self._cache[i] = bm
             if len(self._cache) > self._cache_terms:
@@ -99,8 +107,8 @@ class LocalIndex:
     def _conjunct(self, alternatives: Collection[str]) -> FrozenBitMap | BitMap | None:
         if len(alternatives) == 1:
             (key,) = alternatives
-            i = self._ids.get(key)
-            return None if i is None else self._bitmap(i)
+            i = self._terms.id_of(key)
+            return None if i < 0 else self._bitmap(i)
         # Entities are unions of their names and are asked for again and again.
         cache_key = frozenset(alternatives)
         with self._lock:
@@ -108,7 +116,7 @@ class LocalIndex:
             if found is not None:
                 self._unions.move_to_end(cache_key)
                 return found
-        maps = [self._bitmap(i) for k in alternatives if (i := self._ids.get(k)) is not None]
+        maps = [self._bitmap(i) for k in alternatives if (i := self._terms.id_of(k)) >= 0]
         if not maps:
             return None
         union = FrozenBitMap.union(*maps)
@@ -141,13 +149,26 @@ class LocalIndex:
         return int(acc.intersection_cardinality(maps[-1]))
 
 
-def _document_frequencies(postings: bytes, offsets: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]:
-    """Posting-list lengths without decoding: one varint ends at each byte below 0x80."""
-    ends = np.frombuffer(postings, dtype=np.int8) >= 0  # a byte below 0x80 is non-negative as int8
-    if len(ends) == 0:
-        return np.zeros(len(offsets) - 1, dtype=np.uint32)
-    starts = np.minimum(offsets[:-1].astype(np.int64), len(ends) - 1)
-    counts = np.add.reduceat(ends, starts, dtype=np.uint32)
-    # reduceat gives ends[start] for an empty list (start == next start); those have no postings.
-    counts[offsets[1:] == offsets[:-1]] = 0
-    return counts.astype(np.uint32)
+class MappedPhrases(Collection[str]):
+    """K's multi-word keys, read from the mapped file: a ``PhraseSource`` for ``PhraseSet``."""
+
+    def __init__(self, mapped: MappedFile, terms: KeyTable) -> None:
+        self._terms = terms
+        self._prefixes = mapped.key_table("phrase_prefixes")
+        raw = bytes(mapped.section("first_words")).decode("utf-8")
+        self.first_words: frozenset[str] = frozenset(raw.split("\n")) if raw else frozenset()
+
+    def is_phrase(self, key: str) -> bool:
+        return " " in key and key.count(" ") < MAX_PHRASE_TOKENS and self._terms.id_of(key) >= 0
+
+    def is_prefix(self, key: str) -> bool:
+        return self._prefixes.id_of(key) >= 0
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, str) and " " in key and self._terms.id_of(key) >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._terms if " " in k)
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)

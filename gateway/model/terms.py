@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 NORMALIZATION_VERSION = 2
 
@@ -189,55 +190,89 @@ def key_of(text: str, lemmatize: Lemmatizer) -> str:
     return phrase_key(words, lemmatize)
 
 
+@runtime_checkable
+class PhraseSource(Protocol):
+    """A large, shared set of multi-word keys (K's), asked word-prefix by word-prefix."""
+
+    @property
+    def first_words(self) -> frozenset[str]: ...
+
+    def is_phrase(self, key: str) -> bool: ...
+
+    def is_prefix(self, key: str) -> bool: ...
+
+
 class PhraseSet:
     """A set of multi-word keys, matched over a token stream.
 
     Phrases may contain function words inside ("days of our lives") but never
-    start or end with one, and never cross a sentence.
+    start or end with one, and never cross a sentence. Given a ``PhraseSource``
+    (K's phrases, memory-mapped), it is asked rather than copied; phrases
+    added later (entities, policy lists, taxonomy terms) are held here.
     """
 
-    def __init__(self, phrases: Iterable[str] = ()) -> None:
-        self._phrases: set[tuple[str, ...]] = set()
-        self._prefixes: set[tuple[str, ...]] = set()
+    def __init__(self, phrases: Iterable[str] | PhraseSource = ()) -> None:
+        self._phrases: set[str] = set()
+        self._prefixes: set[str] = set()
+        self._base: PhraseSource | None = None
+        self._asked: dict[str, bool] = {}  # the base's answers: words repeat, lookups cost a hash and a probe
         self.first_words: set[str] = set()
+        if isinstance(phrases, PhraseSource):
+            self._base = phrases
+            self.first_words = set(phrases.first_words)
+            return
         for p in phrases:
             self.add(p)
 
     def add(self, phrase: str) -> None:
-        words = tuple(phrase.split(" "))
+        words = phrase.split(" ")
         if len(words) < 2 or len(words) > MAX_PHRASE_TOKENS:
             return
-        self._phrases.add(words)
+        self._phrases.add(phrase)
         self.first_words.add(words[0])
         for i in range(1, len(words)):
-            self._prefixes.add(words[:i])
+            self._prefixes.add(" ".join(words[:i]))
 
     def __contains__(self, phrase: object) -> bool:
-        return isinstance(phrase, str) and tuple(phrase.split(" ")) in self._phrases
-
-    def __len__(self) -> int:
-        return len(self._phrases)
+        if not isinstance(phrase, str):
+            return False
+        return phrase in self._phrases or (self._base is not None and self._base.is_phrase(phrase))
 
     def starts_phrase(self, norm: str) -> bool:
         return norm in self.first_words
+
+    def _ask(self, key: str, prefix: bool) -> bool:
+        base = self._base
+        if base is None:
+            return False
+        cache_key = key + ("\0" if prefix else "\1")
+        found = self._asked.get(cache_key)
+        if found is None:
+            found = base.is_prefix(key) if prefix else base.is_phrase(key)
+            if len(self._asked) < _MAX_ASKED:
+                self._asked[cache_key] = found
+        return found
 
     def matches_at(self, tokens: Sequence[Token], i: int) -> Iterator[int]:
         """Lengths (>= 2) of the phrases that start at token i, shortest first."""
         first = tokens[i]
         if first.is_stop or first.is_number:
             return
-        key: tuple[str, ...] = (first.norm,)
+        key = first.norm
         j = i + 1
         while j < len(tokens) and j - i < MAX_PHRASE_TOKENS:
-            if key not in self._prefixes:
+            if key not in self._prefixes and not self._ask(key, True):
                 return
             tok = tokens[j]
             if not tok.joined or tok.is_number:
                 return
-            key = (*key, tok.norm)
+            key = key + " " + tok.norm
             j += 1
-            if key in self._phrases:
+            if key in self._phrases or self._ask(key, False):
                 yield j - i
+
+
+_MAX_ASKED = 100_000
 
 
 def extract_terms(

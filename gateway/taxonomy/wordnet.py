@@ -14,12 +14,13 @@ import os
 import shutil
 import threading
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway.errors import TaxonomyError
+from gateway.mapped import KeyTable, MappedFile, MappedFormatError, file_lock, key_table_sections, write_mapped
 from gateway.model.taxonomy import Generalization, Sense
 
 if TYPE_CHECKING:
@@ -90,11 +91,13 @@ def prepare_data_root(root: Path, source: Path = DEBIAN_WORDNET) -> Path:
 
 
 _LOAD_LOCK = threading.Lock()
+# nltk parses every index file into a dict of dicts at start (1-3 s, ~80 MB per
+# process) and binary-searches cntlist.rev on disk for every lemma count. We do
+# that once, and lay the result out for memory-mapping beside the database.
+PREPARED_NAME = "sanigate-index.v1.sgmap"
 
 
-@functools.cache
-def _load_reader(root: str) -> Any:
-    import nltk
+def _reader_class(prepared: MappedFile | None) -> Any:
     from nltk.corpus.reader.wordnet import WordNetCorpusReader
 
     class _Reader(WordNetCorpusReader):  # type: ignore[misc]
@@ -103,11 +106,109 @@ def _load_reader(root: str) -> Any:
         def map_wn(self, version: str = "wordnet") -> None:
             return None
 
+        def _scan_satellites(self) -> None:
+            if prepared is None:
+                super()._scan_satellites()
+
+        def _load_lemma_pos_offset_map(self) -> None:
+            if prepared is None:
+                super()._load_lemma_pos_offset_map()
+            else:
+                self._lemma_pos_offset_map = _MappedLemmas(prepared.key_table("lemmas"))
+                self._sense_counts = prepared.key_table("counts")
+
+        def lemma_count(self, lemma: Any) -> int:
+            if prepared is None or lemma._lang != "eng":
+                return int(super().lemma_count(lemma))
+            i = self._sense_counts.id_of(lemma._key)
+            return 0 if i < 0 else int(bytes(self._sense_counts.value(i)))
+
+    return _Reader
+
+
+class _MappedLemmas(Mapping[str, dict[str, list[int]]]):
+    """nltk's lemma -> pos -> synset offsets, decoded from the mapped table on demand.
+
+    A lemma WordNet lacks reads as an empty dict, as nltk's defaultdict would (without storing it).
+    """
+
+    def __init__(self, table: KeyTable) -> None:
+        self._table = table
+        self._decoded: dict[str, dict[str, list[int]]] = {}
+
+    def __getitem__(self, lemma: str) -> dict[str, list[int]]:
+        found = self._decoded.get(lemma)
+        if found is not None:
+            return found
+        i = self._table.id_of(lemma)
+        found = {}
+        if i >= 0:
+            for part in bytes(self._table.value(i)).decode("ascii").split(";"):
+                pos, _, offsets = part.partition(":")
+                found[pos] = [int(o) for o in offsets.split(",")] if offsets else []
+        if len(self._decoded) < 50_000:
+            self._decoded[lemma] = found
+        return found
+
+    def __contains__(self, lemma: object) -> bool:
+        return isinstance(lemma, str) and self._table.id_of(lemma) >= 0
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._table)
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+def prepare_index(target: Path) -> Path:
+    """Parse the database once with nltk and lay out what it parses at every start."""
+    path = target / PREPARED_NAME
+    if path.exists():
+        return path
+    with file_lock(target / f".{PREPARED_NAME}.lock"):
+        if not path.exists():  # another process may have made it while we waited
+            _write_prepared(target, path)
+    return path
+
+
+def _write_prepared(target: Path, path: Path) -> None:
+    reader = _open_reader(str(target.parent.parent), None)
+    lemma_map = reader._lemma_pos_offset_map
+    lemmas = sorted(lemma_map)
+    values = [
+        ";".join(f"{pos}:{','.join(map(str, offs))}" for pos, offs in sorted(lemma_map[lemma].items())).encode("ascii")
+        for lemma in lemmas
+    ]
+    counts: dict[str, bytes] = {}
+    with open(target / "cntlist.rev", encoding="utf-8") as fh:
+        for line in fh:
+            key, _, count = line.rstrip("\n").rpartition(" ")
+            sense_key = key.rsplit(" ", 1)[0]
+            counts.setdefault(sense_key, count.encode("ascii"))
+    count_keys = sorted(counts)
+    sections = key_table_sections("lemmas", lemmas, values)
+    sections.update(key_table_sections("counts", count_keys, [counts[k] for k in count_keys]))
+    write_mapped(path, {"wordnet": "3.0", "prepared": 1}, sections)
+
+
+def _open_reader(root: str, prepared: MappedFile | None) -> Any:
+    import nltk
+
     if root not in nltk.data.path:
         nltk.data.path.insert(0, root)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _Reader(nltk.data.find("corpora/wordnet"), None)
+        return _reader_class(prepared)(nltk.data.find("corpora/wordnet"), None)
+
+
+@functools.cache
+def _load_reader(root: str) -> Any:
+    target = Path(root) / "corpora" / "wordnet"
+    try:
+        prepared: MappedFile | None = MappedFile.open(prepare_index(target))
+    except (OSError, MappedFormatError):
+        prepared = None  # a read-only data root without the prepared index: parse, as nltk does
+    return _open_reader(root, prepared)
 
 
 @dataclass(frozen=True, slots=True)
