@@ -233,7 +233,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         if args.to is not None:
             from gateway.knowledge.local import LocalIndex
             from gateway.knowledge.postgres import load_index
-            from gateway.store.postgres import redact_url
+            from gateway.pg import redact_url
 
             with tqdm(unit=" terms", desc="loading", file=sys.stderr) as bar:
                 n = load_index(LocalIndex(out), args.to, progress=bar.update)

@@ -15,7 +15,7 @@ from typing import Any
 
 from extractors.mail import ContentPolicy
 from gateway.errors import ConfigError
-from gateway.knowledge.web import WebCountConfig
+from gateway.knowledge.webconfig import WebCountConfig
 from gateway.model.records import SanitizePolicy
 
 _HANDLING = ("pass", "strip", "quarantine")
@@ -117,8 +117,9 @@ class AdminConfig:
     users: tuple[AdminUser, ...] = ()
     secure_cookies: bool = True  # sent only over HTTPS; off by default only on a loopback address
     session_minutes: int = 480
-    max_failed_logins: int = 5  # per user name and per client address, within lockout_minutes
+    max_failed_logins: int = 5  # per (user, client address) pair, within lockout_minutes; see admin/auth.py
     lockout_minutes: int = 15
+    trusted_proxies: tuple[str, ...] = ()  # reverse proxies whose X-Forwarded-For names the client
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -381,7 +382,10 @@ _LOOPBACK = ("127.0.0.1", "::1", "localhost")
 def _admin(r: _Reader) -> AdminConfig:
     a = r.table("admin")
     r.unknown_keys(a, "admin", ["listen", "users", "secure_cookies", "session_minutes", "max_failed_logins",
-                                "lockout_minutes"])  # fmt: skip
+                                "lockout_minutes", "trusted_proxies"])  # fmt: skip
+    proxies = r.get(a, "admin", "trusted_proxies", list, [])
+    if not all(isinstance(x, str) and x for x in proxies):
+        raise r.fail("admin.trusted_proxies", "must be a list of IP addresses")
     host, port = _address(r, "admin.listen", r.get(a, "admin", "listen", str, "127.0.0.1:8025"))
     users: list[AdminUser] = []
     raw_users = r.get(a, "admin", "users", list, [])
@@ -410,6 +414,7 @@ def _admin(r: _Reader) -> AdminConfig:
         session_minutes=r.get(a, "admin", "session_minutes", int, 480),
         max_failed_logins=r.get(a, "admin", "max_failed_logins", int, 5),
         lockout_minutes=r.get(a, "admin", "lockout_minutes", int, 15),
+        trusted_proxies=tuple(proxies),
     )
     for key in ("session_minutes", "max_failed_logins", "lockout_minutes"):
         if getattr(config, key) < 1:

@@ -1,8 +1,9 @@
 """Where sanitized mail goes: an upstream SMTP server (Postfix's re-injection port) or a Maildir.
 
-The upstream transaction is opened while the client's is: MAIL and each RCPT
-are passed on as they arrive, so a recipient the upstream refuses is refused
-to the client with the upstream's own reply. DATA goes up only once the
+The upstream transaction is opened while the client's is: at the client's
+first RCPT (not at MAIL, so an idle client holds nothing upstream), and each
+RCPT is passed on as it arrives, so a recipient the upstream refuses is
+refused to the client with the upstream's own reply. DATA goes up only once the
 message is sanitized. Any trouble upstream becomes a 4xx for the client,
 which keeps the message and retries.
 """
@@ -21,6 +22,7 @@ from typing import Protocol
 
 import aiosmtplib
 
+from gateway.config import Config
 from gateway.errors import SanigateError
 
 
@@ -184,3 +186,11 @@ class _MaildirTransaction:
 
     async def close(self) -> None:
         return None
+
+
+def make_upstream(config: Config) -> Upstream:
+    """Where the configuration sends mail: the relay's SMTP server, or the Maildir when there is none."""
+    u = config.upstream
+    if u.host:
+        return SMTPUpstream(u.host, u.port, timeout=u.timeout, local_hostname=config.server.hostname)
+    return MaildirUpstream(u.maildir)

@@ -15,8 +15,7 @@ from datetime import UTC, datetime
 
 from gateway.config import Config, load_config
 from gateway.errors import InputError, SanigateError
-from gateway.relay import UpstreamError
-from gateway.serve import make_upstream
+from gateway.relay import UpstreamError, make_upstream
 from gateway.store import open_store
 from gateway.store.base import AuditQuery, MessageQuery, Store
 
@@ -49,20 +48,28 @@ def _text(data: bytes) -> list[str]:
 
 
 async def release(config: Config, store: Store, message_id: str, *, original: bool, actor: str, why: str) -> str:
-    """Send a stored message on through the relay, once; held or forwarded messages only."""
-    stored = store.get(message_id)
+    """Send a stored message on through the relay, once; held or forwarded messages only.
+
+    Asynchronous all through: the store's calls run in a thread, the relay is spoken to on the caller's loop,
+    so the admin awaits it in its own loop and the CLI runs it with ``asyncio.run``.
+    """
+    stored = await asyncio.to_thread(store.get, message_id)
     if stored is None:
         raise InputError(f"no stored message {message_id}")
     if original and not why.strip():
         raise InputError("releasing the original needs a reason: --why '...'")
-    orig, sanitized = store.content(message_id)
+    orig, sanitized = await asyncio.to_thread(store.content, message_id)
     data = orig if original else sanitized
     if data is None:
         raise InputError(f"message {message_id} has no sanitized version ({stored.reason}); use --original")
     what = "original" if original else "sanitized"
-    if not store.transition(message_id, to="released", allowed_from=("held", "forwarded"), actor=actor,
-                            why=f"release {what}: {why}".strip()):  # fmt: skip
-        raise InputError(f"message {message_id} is {store.get(message_id).status}: not released again")  # type: ignore[union-attr]
+    moved = await asyncio.to_thread(
+        store.transition, message_id, to="released", allowed_from=("held", "forwarded"), actor=actor,
+        why=f"release {what}: {why}".strip(),
+    )  # fmt: skip
+    if not moved:
+        now = await asyncio.to_thread(store.get, message_id)
+        raise InputError(f"message {message_id} is {now.status if now else 'gone'}: not released again")
     try:
         tx = await make_upstream(config).begin(stored.envelope.sender, xforward={}, smtputf8=False)
         try:
@@ -75,8 +82,10 @@ async def release(config: Config, store: Store, message_id: str, *, original: bo
         finally:
             await tx.close()
     except SanigateError as exc:
-        store.transition(message_id, to=stored.status, allowed_from=("released",), actor=actor,
-                         why=f"release failed: {exc.message}")  # fmt: skip
+        await asyncio.to_thread(
+            store.transition, message_id, to=stored.status, allowed_from=("released",), actor=actor,
+            why=f"release failed: {exc.message}",
+        )  # fmt: skip
         raise
     return f"released {what} {message_id} to {', '.join(accepted)}"
 

@@ -16,7 +16,7 @@ from typing import Any
 from gateway.config import Config, load_config
 from gateway.errors import ConfigError
 from gateway.metrics import Metrics
-from gateway.relay import MaildirUpstream, SMTPUpstream, Upstream
+from gateway.relay import make_upstream
 from gateway.smtp import GatewaySMTP, SanitizingHandler
 from gateway.store import open_store
 from gateway.worker import check_policies, init_worker
@@ -43,13 +43,6 @@ class JSONFormatter(logging.Formatter):
 
 def _ping() -> bool:
     return True
-
-
-def make_upstream(config: Config) -> Upstream:
-    u = config.upstream
-    if u.host:
-        return SMTPUpstream(u.host, u.port, timeout=u.timeout, local_hostname=config.server.hostname)
-    return MaildirUpstream(u.maildir)
 
 
 class Gateway:

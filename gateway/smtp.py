@@ -5,7 +5,8 @@ Reply semantics, in one place:
     recipient it accepted at RCPT, or after the original is durably held;
   * a recipient the upstream refuses is refused with the upstream's reply;
   * upstream down, slow, or 4xx -> 451, so the sending MTA retries;
-  * too many messages in flight -> 451 4.3.2 (never an unbounded queue);
+  * too many messages in flight, or as many upstream connections open -> 451 4.3.2
+    (never an unbounded queue; the upstream is connected at the first RCPT, not at MAIL);
   * a policy refusal -> 554 5.7.1; oversize -> 552 (aiosmtpd's SIZE check);
   * anything unexpected -> hold the original if possible, else 451; the
     original is never forwarded.
@@ -43,8 +44,9 @@ XFORWARD_ATTRS = ("NAME", "ADDR", "PORT", "PROTO", "HELO", "IDENT", "SOURCE")
 class _State:
     """What we keep per client session."""
 
-    transaction: Transaction | None = None
+    transaction: Transaction | None = None  # opened at the first RCPT, holding one of the upstream slots
     xforward: dict[str, str] = field(default_factory=dict)
+    smtputf8: bool = False
 
 
 class GatewaySMTP(SMTP):
@@ -94,6 +96,7 @@ class SanitizingHandler:
         self._order = _SenderOrder()
         self._outcomes: dict[tuple[float, str], int] = {}
         self._in_flight = 0
+        self._upstreams = 0  # upstream connections open; at most max_in_flight
         self._store_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
 
     def _count(self, outcome: str) -> None:
@@ -111,6 +114,10 @@ class SanitizingHandler:
         """Messages whose DATA has arrived and that are not answered yet."""
         return self._in_flight
 
+    @property
+    def upstream_connections(self) -> int:
+        return self._upstreams
+
     # -- session bookkeeping -------------------------------------------------
     def state(self, session: Session) -> _State:
         return self._states.setdefault(id(session), _State())
@@ -118,13 +125,42 @@ class SanitizingHandler:
     def forget(self, session: Session) -> None:
         state = self._states.pop(id(session), None)
         if state is not None and state.transaction is not None:
+            self._upstreams -= 1
             asyncio.get_running_loop().create_task(state.transaction.close())
 
     async def _drop_transaction(self, session: Session) -> None:
         state = self.state(session)
         if state.transaction is not None:
             tx, state.transaction = state.transaction, None
+            self._upstreams -= 1
             await tx.close()
+
+    async def _open_upstream(self, session: Session, sender: str) -> str | None:
+        """Open the upstream transaction for this session's message; an SMTP reply when it cannot be."""
+        if self._upstreams >= self._config().server.max_in_flight:
+            self._count("busy")
+            return "451 4.3.2 Too busy, try again later"
+        state = self.state(session)
+        xforward = dict(state.xforward)
+        if "ADDR" not in xforward and session.peer:
+            xforward["ADDR"] = str(session.peer[0])
+        self._upstreams += 1  # taken before the await, so concurrent sessions cannot overshoot the bound
+        try:
+            tx = await self._upstream().begin(sender, xforward=xforward, smtputf8=state.smtputf8)
+        except UpstreamError as exc:
+            self._upstreams -= 1
+            self._count("upstream-error")
+            log.warning("MAIL from %s: %s", sender, exc.message)
+            return exc.smtp_reply
+        except BaseException:
+            self._upstreams -= 1
+            raise
+        if self._states.get(id(session)) is not state:  # the client left while we connected
+            self._upstreams -= 1
+            await tx.close()
+            return "421 4.4.2 Connection closed"
+        state.transaction = tx
+        return None
 
     # -- hooks --------------------------------------------------------------------
     async def handle_EHLO(self, server: SMTP, session: Session, envelope: Envelope, hostname: str,
@@ -151,27 +187,22 @@ class SanitizingHandler:
             self._count("busy")
             return "451 4.3.2 Too busy, try again later"
         await self._drop_transaction(session)
-        state = self.state(session)
-        xforward = dict(state.xforward)
-        if "ADDR" not in xforward and session.peer:
-            xforward["ADDR"] = str(session.peer[0])
-        try:
-            state.transaction = await self._upstream().begin(
-                address, xforward=xforward, smtputf8=any(o.upper() == "SMTPUTF8" for o in mail_options)
-            )
-        except UpstreamError as exc:
-            self._count("upstream-error")
-            log.warning("MAIL from %s: %s", address, exc.message)
-            return exc.smtp_reply
+        # No upstream connection yet: an idle client after MAIL costs the relay nothing.
+        self.state(session).smtputf8 = any(o.upper() == "SMTPUTF8" for o in mail_options)
         envelope.mail_from = address
         envelope.mail_options.extend(mail_options)
         return "250 OK"
 
     async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope, address: str,
                           rcpt_options: list[str]) -> str:  # fmt: skip
-        tx = self.state(session).transaction
-        if tx is None:
+        if envelope.mail_from is None:
             return "503 5.5.1 Error: need MAIL command"
+        if self.state(session).transaction is None:
+            refused = await self._open_upstream(session, envelope.mail_from)
+            if refused is not None:
+                return refused
+        tx = self.state(session).transaction
+        assert tx is not None
         try:
             reply = await tx.rcpt(address)
         except UpstreamError as exc:

@@ -56,6 +56,7 @@ policies = ["medical"]
 [admin]
 listen = "127.0.0.1:0"
 max_failed_logins = 3
+trusted_proxies = ["127.0.0.1"]  # the tests play clients at other addresses through X-Forwarded-For
 
 [[admin.users]]
 name = "alice"
@@ -167,8 +168,10 @@ class Client:
     def post(self, path: str, form: dict[str, str], **kw: dict[str, str]) -> Reply:
         return self.request("POST", path, form, **kw)
 
-    def login(self, user: str, password: str | None = None) -> Reply:
-        page = self.get("/login")
+    def login(self, user: str, password: str | None = None, *, address: str | None = None) -> Reply:
+        """Log in; ``address`` plays a client elsewhere, behind the trusted proxy."""
+        headers = {"X-Forwarded-For": address} if address else {}
+        page = self.request("GET", "/login", headers=headers)
         token = re.search(r'name="login_csrf" value="([^"]+)"', page.body)
         assert token, page.body
         return self.post(
@@ -178,6 +181,7 @@ class Client:
                 "username": user,
                 "password": PASSWORDS[user] if password is None else password,
             },
+            headers=headers,
         )
 
     def csrf(self, path: str = "/queue") -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import logging
 import re
@@ -49,27 +51,44 @@ def test_password_hashes_verify_and_differ() -> None:
     assert not verify_password("a secret phrase", "md5$abc") and not verify_password("x", "scrypt$broken")
 
 
-def test_throttle_blocks_after_the_limit_and_forgets_after_the_window() -> None:
+def test_throttle_locks_the_pair_before_the_address_or_the_user(tmp_path: Path) -> None:
     now = [1000.0]
-    t = LoginThrottle(limit=3, window=60, clock=lambda: now[0])
+    store = SQLiteStore(tmp_path / "s.db")
+    t = LoginThrottle(store, limit=3, window=60, clock=lambda: now[0])
+    mallory = t.keys("alice", "203.0.113.5", None)
     for _ in range(3):
-        assert not t.blocked(["user:x"])
-        t.failed(["user:x", "addr:1"])
-    assert t.blocked(["user:x"]) and t.blocked(["addr:1"]) and not t.blocked(["user:y"])
+        assert not t.blocked(mallory)
+        t.failed(mallory)
+    assert t.blocked(mallory)  # the guesser is locked ...
+    assert not t.blocked(t.keys("alice", "198.51.100.7", None))  # ... alice elsewhere is not
+    assert not t.blocked(t.keys("bob", "203.0.113.5", None))  # nor yet the address for other names
+    for i in range(9):  # 12 failures from one address, over many names: the address is locked
+        t.failed(t.keys(f"user{i}", "203.0.113.5", None))
+    assert t.blocked(t.keys("bob", "203.0.113.5", None)) and not t.blocked(t.keys("bob", "198.51.100.7", None))
+    for i in range(9):  # 12 failures for alice over many addresses: alice is locked, except on a known device
+        t.failed(t.keys("alice", f"192.0.2.{i}", None))
+    assert t.blocked(t.keys("alice", "198.51.100.7", None))
+    assert not t.blocked(t.keys("alice", "198.51.100.7", "her-device-token"))
     now[0] += 61
-    assert not t.blocked(["user:x", "addr:1"])
+    assert not t.blocked(mallory)
+    store.close()
 
 
-def test_sessions_expire_and_can_be_dropped() -> None:
+def test_sessions_live_in_the_store_expire_and_can_be_dropped(tmp_path: Path) -> None:
     now = [0.0]
-    s = Sessions(lifetime=100, clock=lambda: now[0])
+    store = SQLiteStore(tmp_path / "s.db")
+    s = Sessions(store, lifetime=100, clock=lambda: now[0])
     a = s.create("alice", "admin")
-    assert s.get(a.token) is a and s.get("forged") is None and s.get(None) is None
+    other = Sessions(SQLiteStore(tmp_path / "s.db"), lifetime=100, clock=lambda: now[0])  # another process
+    assert other.get(a.token) == a and s.get("forged") is None and s.get(None) is None
+    stored = store._read().execute("SELECT token_hash FROM admin_tokens").fetchall()
+    assert all(a.token not in r["token_hash"] for r in stored)  # only the hash is kept
     s.drop(a.token)
-    assert s.get(a.token) is None
+    assert other.get(a.token) is None
     b = s.create("bob", "reviewer")
     now[0] = 101
     assert s.get(b.token) is None
+    store.close()
 
 
 def test_compare_pairs_parts_and_ties_changes_to_decisions() -> None:
@@ -125,8 +144,65 @@ def test_wrong_password_then_lockout(site: Site) -> None:
         assert c.login("bob", "wrong password").status == 401
     r = c.login("bob")  # the right password, but too late
     assert r.status == 429 and "Too many" in r.body
-    # The same address guessing at another name is braked too.
-    assert Client(admin.url).login("alice").status == 429
+
+
+def test_a_guesser_cannot_lock_a_user_out(site: Site) -> None:
+    """Failures lock the guesser's own (user, address) pair; the user's known browser is never locked."""
+    admin, *_ = site
+    alice = Client(admin.url)
+    assert alice.login("alice", address="198.51.100.7").status == 303  # her browser, now known
+    mallory = Client(admin.url)
+    for _ in range(3):
+        assert mallory.login("alice", "guess", address="203.0.113.5").status == 401
+    assert mallory.login("alice", address="203.0.113.5").status == 429
+    assert Client(admin.url).login("alice", address="198.51.100.7").status == 303  # alice elsewhere: fine
+    # Guesses from many addresses lock the name, but only for browsers alice has not used.
+    for i in range(9):
+        assert Client(admin.url).login("alice", "guess", address=f"192.0.2.{i}").status == 401
+    assert Client(admin.url).login("alice", address="198.51.100.8").status == 429
+    assert alice.post("/logout", {"csrf": alice.csrf()}).status == 303  # the device cookie stays
+    assert alice.login("alice", address="198.51.100.9").status == 303
+
+
+def test_one_address_behind_a_proxy_is_not_everyone(site: Site) -> None:
+    admin, *_ = site
+    for name in ("bob", "carol", "dave"):  # 3 names x 3 failures from one address: 9 < 12, still open
+        for _ in range(3):
+            assert Client(admin.url).login(name, "guess", address="203.0.113.5").status == 401
+    assert Client(admin.url).login("alice", address="203.0.113.5").status == 303
+    for _ in range(3):  # 12: now that address is braked for every name ...
+        Client(admin.url).login("erin", "guess", address="203.0.113.5")
+    assert Client(admin.url).login("alice", address="203.0.113.5").status == 429
+    # ... and the rest of the users behind the same proxy (other X-Forwarded-For) are not.
+    assert Client(admin.url).login("bob", address="198.51.100.7").status == 303
+
+
+def test_sessions_are_shared_by_admin_processes(site: Site) -> None:
+    admin, store, ids, config_path = site
+    second = RunningAdmin(config_path, SQLiteStore(store.path))
+    try:
+        c = Client(admin.url)
+        assert c.login("bob").status == 303
+        c.base = second.url  # the same browser, routed to another admin process
+        assert c.get("/queue").status == 200
+        token = c.csrf()
+        assert c.post(f"/messages/{ids['held']}/reject", {"csrf": token, "why": "spam"}).status == 303
+        assert c.post("/logout", {"csrf": token}).status == 303
+        c.base = admin.url
+        assert c.get("/queue").status == 303  # logged out everywhere
+    finally:
+        second.close()
+
+
+def test_huge_page_numbers_are_400(site: Site) -> None:
+    admin, *_ = site
+    alice = Client(admin.url)
+    alice.login("alice")
+    for page in ("99999999999999999999999", "1000001", "9" * 400):
+        assert alice.get(f"/queue?page={page}").status == 400
+    token = alice.csrf()
+    assert alice.post("/audit", {"csrf": token, "offset": "9" * 30}).status == 400
+    assert alice.get("/queue?page=2").status == 200
 
 
 def test_a_reviewer_cannot_do_admin_actions(site: Site) -> None:
@@ -290,6 +366,21 @@ def test_audit_export_as_csv_and_json(site: Site) -> None:
     lines = as_csv.body.strip().splitlines()
     assert as_csv.headers["content-type"].startswith("text/csv") and lines[0].startswith("id,at,message_id")
     assert len(lines) - 1 == sum(1 for r in rows if "hiv" in r["term"].lower())
+
+
+def test_csv_export_neutralises_formulas(site: Site) -> None:
+    admin, store, ids, _ = site
+    for why in ('=HYPERLINK("http://evil.example","x")', "+1+1", "-2+3", "@SUM(A1)", "\tx", "\rx", "fine"):
+        store.log_action(message_id=ids["held"], action="note", actor="=cmd|' /C calc'!A0", why=why)
+    alice = Client(admin.url)
+    alice.login("alice")
+    body = alice.post("/audit/export", {"csrf": alice.csrf(), "format": "csv", "action": "note"}).body
+    rows = list(csv.DictReader(io.StringIO(body)))
+    assert [r["why"] for r in rows] == ["'=HYPERLINK(\"http://evil.example\",\"x\")", "'+1+1", "'-2+3", "'@SUM(A1)",
+                                        "'\tx", "'\rx", "fine"]  # fmt: skip
+    assert all(r["actor"] == "'=cmd|' /C calc'!A0" for r in rows)
+    as_json = json.loads(alice.post("/audit/export", {"csrf": alice.csrf(), "format": "json", "action": "note"}).body)
+    assert as_json[0]["why"].startswith("=HYPERLINK")  # JSON is data, not a spreadsheet: left as it was
 
 
 def test_queue_filters_and_dashboard(site: Site) -> None:

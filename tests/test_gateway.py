@@ -117,9 +117,10 @@ def test_upstream_down_is_a_temporary_failure(tmp_path: Path, engine: Engine) ->
         gw = Gateway(config=config_for(tmp_path, upstream_port=port), engine_in_process=engine)
         await gw.start()
         try:
-            with pytest.raises(aiosmtplib.SMTPResponseException) as info:
+            # The upstream is first needed at RCPT, so that is where the client hears it is down.
+            with pytest.raises(aiosmtplib.SMTPRecipientsRefused) as info:
                 await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
-            assert info.value.code == 451
+            assert [r.code for r in info.value.recipients] == [451]
         finally:
             await gw.stop()
 
@@ -174,7 +175,7 @@ def test_burst_of_concurrent_senders(tmp_path: Path, engine: Engine) -> None:
                 for n in range(3) for s in senders]  # fmt: skip
         results = await asyncio.gather(*jobs, return_exceptions=True)
         ok = [r for r in results if isinstance(r, tuple)]
-        busy = [r for r in results if isinstance(r, aiosmtplib.SMTPResponseException) and r.code == 451]
+        busy = [r for r in results if _is_busy(r)]
         assert len(ok) + len(busy) == len(jobs)  # every one answered: delivered, or told to retry
         assert len(up.messages) == len(ok)
         # One sender's messages go out in the order they were accepted.
@@ -183,6 +184,13 @@ def test_burst_of_concurrent_senders(tmp_path: Path, engine: Engine) -> None:
             assert len(mine) == len({m.data for m in mine})
 
     run(tmp_path, engine, scenario)
+
+
+def _is_busy(r: object) -> bool:
+    """Told to retry: at DATA (too many in flight) or at RCPT (too many upstream connections)."""
+    if isinstance(r, aiosmtplib.SMTPRecipientsRefused):
+        return {e.code for e in r.recipients} == {451}
+    return isinstance(r, aiosmtplib.SMTPResponseException) and r.code == 451
 
 
 def test_one_senders_messages_leave_in_arrival_order(tmp_path: Path, engine: Engine) -> None:
@@ -292,5 +300,44 @@ def test_store_failure_while_holding_is_451(tmp_path: Path, engine: Engine) -> N
             await send(gw.port, "x@clinic.example", ["a@example.com"], encrypted)
         assert info.value.code == 451  # the sender keeps the message and retries
         assert up.messages == []
+
+    run(tmp_path, engine, scenario)
+
+
+def test_upstream_connections_are_opened_at_rcpt_and_bounded(tmp_path: Path, engine: Engine) -> None:
+    """Idle clients after MAIL hold no upstream connection; past max_in_flight (8 here) RCPT gets 451 4.3.2."""
+
+    async def scenario(gw: Gateway, capture: CaptureHandler) -> None:
+        clients = [aiosmtplib.SMTP(hostname="127.0.0.1", port=gw.port, timeout=10) for _ in range(30)]
+        for c in clients:
+            await c.connect()
+            await c.ehlo()
+            await c.mail("idle@clinic.example")
+        assert gw.handler.upstream_connections == 0  # 30 sessions after MAIL, nothing opened upstream
+        replies = []
+        for c in clients[:12]:
+            try:
+                replies.append((await c.rcpt("a@example.com")).code)
+            except aiosmtplib.SMTPRecipientRefused as exc:
+                replies.append(exc.code)
+        assert replies == [250] * 8 + [451] * 4
+        assert gw.handler.upstream_connections == 8
+        await clients[0].rset()  # a finished transaction gives its slot back
+        assert gw.handler.upstream_connections == 7
+        assert (await clients[9].rcpt("a@example.com")).code == 250
+        for c in clients[1:5]:
+            c.close()  # clients that vanish give theirs back too
+        await asyncio.sleep(0.3)
+        assert gw.handler.upstream_connections == 4
+        for c in clients[5:]:
+            try:
+                await c.quit()
+            except aiosmtplib.SMTPException:
+                c.close()
+        await asyncio.sleep(0.3)
+        assert gw.handler.upstream_connections == 0
+        # and mail still flows afterwards
+        _refused, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], MEDICAL)
+        assert reply.startswith("2.0.0 Ok: sanitized")
 
     run(tmp_path, engine, scenario)

@@ -251,7 +251,7 @@ def test_postgres_waits_for_db_upgrade(postgres: object, tmp_path: Path) -> None
     import subprocess
     import sys
 
-    from gateway.store.postgres import PostgresStore
+    from gateway.store.postgres import SCHEMA_VERSION, PostgresStore
 
     url = postgres.new()  # type: ignore[attr-defined]
     with pytest.raises(StoreError, match="run 'sanigate db upgrade'"):
@@ -260,9 +260,29 @@ def test_postgres_waits_for_db_upgrade(postgres: object, tmp_path: Path) -> None
     config.write_text(f'[store]\nurl = "{url}"\n')
     run = [sys.executable, "-m", "gateway.cli", "db", "--config", str(config)]
     up = subprocess.run([*run, "upgrade"], capture_output=True, text=True, timeout=60)
-    assert up.returncode == 0 and f"schema version 0 -> {1}" in up.stdout, up.stderr
+    assert up.returncode == 0 and f"schema version 0 -> {SCHEMA_VERSION}" in up.stdout, up.stderr
     again = subprocess.run([*run, "upgrade"], capture_output=True, text=True, timeout=60)
-    assert "already at 1" in again.stdout
+    assert f"already at {SCHEMA_VERSION}" in again.stdout
     store = PostgresStore(url)
-    assert store.schema_version() == 1
+    assert store.schema_version() == SCHEMA_VERSION
     store.close()
+
+
+def test_admin_tokens_and_login_failures_are_shared(make_store: MakeStore) -> None:
+    from gateway.store.base import AdminToken
+
+    one, two = make_store(), make_store()  # two processes' handles on one store
+    one.create_token(AdminToken(token_hash="h1", kind="session", user="alice", role="admin", csrf="c", expires=200.0))
+    assert two.get_token("h1", kind="session", now=100.0) == AdminToken(
+        token_hash="h1", kind="session", user="alice", role="admin", csrf="c", expires=200.0
+    )
+    assert two.get_token("h1", kind="device", now=100.0) is None  # a session token is not a device token
+    assert two.get_token("h1", kind="session", now=200.0) is None  # expired
+    two.drop_token("h1")
+    assert one.get_token("h1", kind="session", now=100.0) is None
+    one.login_failed(["pair:alice|1", "addr:1"], at=10.0)
+    two.login_failed(["pair:alice|1"], at=20.0)
+    assert one.login_failures(["pair:alice|1", "addr:1", "user:x"], since=5.0) == {"pair:alice|1": 2, "addr:1": 1}
+    assert one.login_failures(["pair:alice|1"], since=15.0) == {"pair:alice|1": 1}
+    two.login_succeeded(["pair:alice|1"], forget_before=0.0)
+    assert one.login_failures(["pair:alice|1", "addr:1"], since=0.0) == {"addr:1": 1}

@@ -8,7 +8,6 @@ URL (searches that name a term are POSTed) nor into the log.
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import hmac
 import io
@@ -49,7 +48,9 @@ log = logging.getLogger("sanigate.admin")
 HERE = Path(__file__).resolve().parent
 COOKIE = "sanigate_session"
 LOGIN_COOKIE = "sanigate_login"
+DEVICE_COOKIE = "sanigate_device"
 PAGE = 50
+MAX_PAGE = 1_000_000  # past this a page or offset number is a mistake (or a probe), answered 400
 Role = Literal["reviewer", "admin"]
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -128,8 +129,8 @@ class _Admin:
     def __init__(self, deps: AdminDeps) -> None:
         self.deps = deps
         admin = deps.config().admin
-        self.sessions = Sessions(lifetime=60 * admin.session_minutes, clock=deps.clock)
-        self.throttle = LoginThrottle(limit=admin.max_failed_logins, window=60 * admin.lockout_minutes,
+        self.sessions = Sessions(deps.store, lifetime=60 * admin.session_minutes, clock=deps.clock)
+        self.throttle = LoginThrottle(deps.store, limit=admin.max_failed_logins, window=60 * admin.lockout_minutes,
                                       clock=deps.clock)  # fmt: skip
         env = jinja2.Environment(loader=jinja2.FileSystemLoader(HERE / "templates"), autoescape=True)
         self.templates = Jinja2Templates(env=env)
@@ -139,7 +140,7 @@ class _Admin:
     # -- plumbing -------------------------------------------------------------
     def page(self, handler: Handler, *, role: Role | None = None) -> Handler:
         async def guarded(request: Request) -> Response:
-            session = self.sessions.get(request.cookies.get(COOKIE))
+            session = await self._call(self.sessions.get, request.cookies.get(COOKIE))
             if session is None:
                 if request.method == "GET":
                     return RedirectResponse("/login", status_code=303)
@@ -185,7 +186,7 @@ class _Admin:
 
     # -- login ----------------------------------------------------------------
     async def login_form(self, request: Request) -> Response:
-        if self.sessions.get(request.cookies.get(COOKIE)):
+        if await self._call(self.sessions.get, request.cookies.get(COOKIE)):
             return RedirectResponse("/queue", status_code=303)
         return self._login_page(request, "", 200)
 
@@ -203,28 +204,34 @@ class _Admin:
             return self._login_page(request, "The login form expired; try again.", 403)
         name = str(form.get("username", "")).strip()
         password = str(form.get("password", ""))
-        client = request.client.host if request.client else "?"
-        keys = [f"user:{name.lower()}", f"addr:{client}"]
-        if self.throttle.blocked(keys):
+        config = self.deps.config().admin
+        client = _client_address(request, config.trusted_proxies)
+        device = request.cookies.get(DEVICE_COOKIE)
+        known = device if device and await self._call(self.sessions.device_user, device) == name.lower() else None
+        keys = self.throttle.keys(name, client, known)
+        if await self._call(self.throttle.blocked, keys):
             log.warning("login refused for %r from %s: too many failed attempts", name, client)
             return self._login_page(request, "Too many failed logins. Wait and try again later.", 429)
-        user = next((u for u in self.deps.config().admin.users if u.name == name), None)
+        user = next((u for u in config.users if u.name == name), None)
         ok = await self._call(verify_password, password, user.password_hash if user else dummy_hash())
         if user is None or not ok:
-            self.throttle.failed(keys)
+            await self._call(self.throttle.failed, keys)
             log.warning("failed login for %r from %s", name, client)
             return self._login_page(request, "Wrong user name or password.", 401)
-        self.throttle.succeeded(keys[0])
-        session = self.sessions.create(user.name, user.role)
+        await self._call(self.throttle.succeeded, keys)
+        session = await self._call(self.sessions.create, user.name, user.role)
         log.info("login: %s (%s) from %s", user.name, user.role, client)
         response = RedirectResponse("/queue", status_code=303)
-        response.set_cookie(COOKIE, session.token, httponly=True, samesite="strict",
-                            secure=self.deps.config().admin.secure_cookies)  # fmt: skip
+        response.set_cookie(COOKIE, session.token, httponly=True, samesite="strict", secure=config.secure_cookies)
+        if known is None:
+            token = await self._call(self.sessions.remember_device, user.name.lower())
+            response.set_cookie(DEVICE_COOKIE, token, max_age=90 * 86400, httponly=True, samesite="strict",
+                                secure=config.secure_cookies)  # fmt: skip
         response.delete_cookie(LOGIN_COOKIE)
         return response
 
     async def logout(self, request: Request) -> Response:
-        self.sessions.drop(request.cookies.get(COOKIE))
+        await self._call(self.sessions.drop, request.cookies.get(COOKIE))
         response = RedirectResponse("/login", status_code=303)
         response.delete_cookie(COOKIE)
         return response
@@ -252,7 +259,9 @@ class _Admin:
         except ValueError:
             return self._error(request, request.state.session, 400, "Dates are written YYYY-MM-DD.")
         raw_page = q.get("page", "1")
-        page = max(1, int(raw_page)) if raw_page.isdigit() else 1
+        page = max(1, int(raw_page)) if raw_page.isdigit() and len(raw_page) < 10 else 1
+        if page > MAX_PAGE or (raw_page.isdigit() and len(raw_page) >= 10):
+            return self._error(request, request.state.session, 400, "No such page.")
         messages = await self._call(self.deps.store.list_messages, query, limit=PAGE, offset=(page - 1) * PAGE)
         total = await self._call(self.deps.store.count_messages, query)
         config = self.deps.config()
@@ -308,11 +317,8 @@ class _Admin:
             if not why or form.get("confirm") != "yes":
                 raise _Denied(400, "Releasing the original needs a written reason and the confirmation box ticked.")
         try:
-            await run_in_threadpool(
-                asyncio.run,
-                release(self.deps.config(), self.deps.store, stored.id, original=original, actor=session.user,
-                        why=why or "released in the admin interface"),
-            )  # fmt: skip
+            await release(self.deps.config(), self.deps.store, stored.id, original=original, actor=session.user,
+                          why=why or "released in the admin interface")  # fmt: skip
         except SanigateError as exc:
             raise _Denied(409, f"Not released: {exc.message}") from exc
         return RedirectResponse(f"/messages/{stored.id}?done=released", status_code=303)
@@ -370,7 +376,10 @@ class _Admin:
             query, values = self._audit_query(form)
         except ValueError:
             return self._error(request, request.state.session, 400, "Dates are written YYYY-MM-DD.")
-        offset = int(str(form.get("offset", "0"))) if form and str(form.get("offset", "0")).isdigit() else 0
+        raw_offset = str(form.get("offset", "0")) if form else "0"
+        offset = int(raw_offset) if raw_offset.isdigit() and len(raw_offset) < 10 else 0
+        if offset > MAX_PAGE * PAGE or (raw_offset.isdigit() and len(raw_offset) >= 10):
+            return self._error(request, request.state.session, 400, "No such page.")
         total = await self._call(self.deps.store.count_audit, query)
         if form is None:  # newest first on the plain page
             offset = max(0, total - PAGE)
@@ -386,6 +395,8 @@ class _Admin:
             return self._error(request, request.state.session, 400, "Dates are written YYYY-MM-DD.")
         entries: list[AuditEntry] = await self._call(self.deps.store.audit, query, limit=1_000_000)
         rows = [_row(e) for e in entries]
+        if form.get("format") != "json":
+            rows = [{k: _cell(v) for k, v in r.items()} for r in rows]
         stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(self.deps.clock()))
         if form.get("format") == "json":
             body, media, ext = json.dumps(rows, indent=1), "application/json", "json"
@@ -443,6 +454,27 @@ def _when(t: float) -> str:
 
 def _num(x: float | None, digits: int = 2) -> str:
     return "–" if x is None else f"{x:.{digits}f}"
+
+
+_FORMULA = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: Any) -> Any:
+    """A text cell a spreadsheet would run as a formula (OWASP: CSV injection) is led by a quote."""
+    if isinstance(value, str) and value.startswith(_FORMULA):
+        return "'" + value
+    return value
+
+
+def _client_address(request: Request, trusted: tuple[str, ...]) -> str:
+    """The client's address; through a trusted reverse proxy, the last address it saw in X-Forwarded-For."""
+    peer = request.client.host if request.client else "?"
+    if peer not in trusted:
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    while hops and hops[-1] in trusted:
+        hops.pop()
+    return hops[-1] if hops else peer
 
 
 def _row_fields() -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from pyroaring import BitMap, FrozenBitMap
 from gateway.errors import IndexFormatError, KnowledgeUnavailableError
 from gateway.knowledge.local import LocalIndex
 from gateway.model.terms import NORMALIZATION_VERSION
-from gateway.store.postgres import ThreadConnections, redact_url
+from gateway.pg import ThreadConnections, redact_url
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS k_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -117,6 +117,18 @@ class Stats:
     utility: list[float] = field(default_factory=list)  # one per sanitized message
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AdminToken:
+    """A server-side admin session, or a device a user has logged in from; only the token's hash is stored."""
+
+    token_hash: str
+    kind: Literal["session", "device"]
+    user: str
+    role: str
+    csrf: str
+    expires: float
+
+
 class Store(Protocol):
     def save(
         self,
@@ -167,5 +179,19 @@ class Store(Protocol):
     def stats(self, *, since: float, bucket: float, top: int = 15) -> Stats: ...
 
     def purge(self, *, older_than: float, actor: str) -> int: ...
+
+    def create_token(self, token: AdminToken) -> None: ...
+
+    def get_token(self, token_hash: str, *, kind: str, now: float) -> AdminToken | None: ...
+
+    def drop_token(self, token_hash: str) -> None: ...
+
+    def login_failed(self, keys: Sequence[str], *, at: float) -> None: ...
+
+    def login_failures(self, keys: Sequence[str], *, since: float) -> dict[str, int]:
+        """Failed logins by key since a time."""
+        ...
+
+    def login_succeeded(self, keys: Sequence[str], *, forget_before: float) -> None: ...
 
     def close(self) -> None: ...

@@ -10,12 +10,11 @@ to start on a schema that is older or newer than its own.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from gateway.errors import SanigateError
+from gateway.pg import ThreadConnections, redact_url
 from gateway.store.sql import Connection, Cursor, SQLStore, StoreError, split_statements
 
 _V1 = """
@@ -69,7 +68,23 @@ CREATE TABLE IF NOT EXISTS outcomes (
     PRIMARY KEY (period, outcome)
 )
 """
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# The admin interface's sessions, devices and failed logins, so that several admin processes can serve.
+_V2 = """
+CREATE TABLE IF NOT EXISTS admin_tokens (
+    token_hash TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    role TEXT NOT NULL,
+    csrf TEXT NOT NULL,
+    expires DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS admin_login_failures (
+    key TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+);
+CREATE INDEX IF NOT EXISTS admin_login_failures_key ON admin_login_failures(key, at);
+"""
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x5A1164  # pg_advisory_xact_lock key: one migration at a time across the fleet
 _PLACEHOLDER = re.compile(r"\?")
@@ -88,43 +103,6 @@ class _Pg:
     def executemany(self, sql: str, rows: Sequence[Sequence[Any]], /) -> Any:
         with self.conn.cursor() as cur:
             cur.executemany(_PLACEHOLDER.sub("%s", sql), [tuple(r) for r in rows])
-
-
-class ThreadConnections:
-    """One autocommit connection per thread to one database (rows as dicts), all closed together."""
-
-    def __init__(self, url: str, *, label: str, error: type[SanigateError]) -> None:
-        self.url = url
-        self.label = label
-        self.error = error
-        self._local = threading.local()
-        self._all: list[Any] = []
-        self._lock = threading.Lock()
-
-    def get(self) -> Any:
-        conn = getattr(self._local, "conn", None)
-        if conn is None or conn.closed or conn.broken:  # a lost server: connect again
-            import psycopg
-            from psycopg.rows import dict_row
-
-            try:
-                conn = psycopg.connect(self.url, autocommit=True, row_factory=dict_row, connect_timeout=10)
-            except psycopg.Error as exc:
-                raise self.error(f"{self.label}: cannot connect: {str(exc).strip()}") from exc
-            self._local.conn = conn
-            with self._lock:
-                self._all.append(conn)
-        return conn
-
-    def close(self) -> None:
-        with self._lock:
-            for conn in self._all:
-                conn.close()
-            self._all.clear()
-
-
-def redact_url(url: str) -> str:
-    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
 
 
 class PostgresStore(SQLStore):

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from gateway.errors import ConfigError, SanigateError
 from gateway.model.records import Step
 from gateway.store.base import (
+    AdminToken,
     AuditEntry,
     AuditQuery,
     DecisionRecord,
@@ -270,6 +271,58 @@ class SQLStore(ABC):
         ]
         return Stats(outcomes=[(p, o, n) for (p, o), n in sorted(buckets.items())], decisions_by_entity=by_entity,
                      top_terms=terms, utility=utility)  # fmt: skip
+
+    # -- the admin interface's sessions and login brake (shared by every admin process) ---
+    def create_token(self, token: AdminToken) -> None:
+        with self._transaction("cannot store the admin session") as db:
+            db.execute("DELETE FROM admin_tokens WHERE expires <= ?", (time.time(),))
+            db.execute(
+                "INSERT INTO admin_tokens (token_hash, kind, user_name, role, csrf, expires) VALUES (?,?,?,?,?,?)",
+                (token.token_hash, token.kind, token.user, token.role, token.csrf, token.expires),
+            )
+
+    def get_token(self, token_hash: str, *, kind: str, now: float) -> AdminToken | None:
+        row = (
+            self._read()
+            .execute(
+                "SELECT token_hash, kind, user_name, role, csrf, expires FROM admin_tokens"
+                " WHERE token_hash = ? AND kind = ? AND expires > ?",
+                (token_hash, kind, now),
+            )
+            .fetchone()
+        )
+        if row is None:
+            return None
+        return AdminToken(token_hash=str(row["token_hash"]), kind="device" if row["kind"] == "device" else "session",
+                          user=str(row["user_name"]),
+                          role=str(row["role"]), csrf=str(row["csrf"]), expires=float(row["expires"]))  # fmt: skip
+
+    def drop_token(self, token_hash: str) -> None:
+        with self._transaction("cannot end the admin session") as db:
+            db.execute("DELETE FROM admin_tokens WHERE token_hash = ?", (token_hash,))
+
+    def login_failed(self, keys: Sequence[str], *, at: float) -> None:
+        with self._transaction("cannot record a failed login") as db:
+            db.executemany("INSERT INTO admin_login_failures (key, at) VALUES (?, ?)", [(k, at) for k in keys])
+
+    def login_failures(self, keys: Sequence[str], *, since: float) -> dict[str, int]:
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        rows = (
+            self._read()
+            .execute(
+                f"SELECT key, COUNT(*) AS n FROM admin_login_failures WHERE key IN ({marks}) AND at > ? GROUP BY key",
+                (*keys, since),
+            )
+            .fetchall()
+        )
+        return {str(r["key"]): int(r["n"]) for r in rows}
+
+    def login_succeeded(self, keys: Sequence[str], *, forget_before: float) -> None:
+        with self._transaction("cannot record a login") as db:
+            db.executemany("DELETE FROM admin_login_failures WHERE key = ?", [(k,) for k in keys])
+            db.execute("DELETE FROM admin_login_failures WHERE at <= ?", (forget_before,))
 
     # -- filters ------------------------------------------------------------------------
     def _message_filter(self, q: MessageQuery) -> tuple[str, tuple[Any, ...]]:

@@ -72,7 +72,23 @@ CREATE TABLE IF NOT EXISTS outcomes (
     PRIMARY KEY (period, outcome)
 );
 """
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# The admin interface's sessions, devices and failed logins, so that several admin processes can serve.
+_V3 = """
+CREATE TABLE IF NOT EXISTS admin_tokens (
+    token_hash TEXT PRIMARY KEY,
+    kind TEXT NOT NULL,
+    user_name TEXT NOT NULL,
+    role TEXT NOT NULL,
+    csrf TEXT NOT NULL,
+    expires REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS admin_login_failures (
+    key TEXT NOT NULL,
+    at REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS admin_login_failures_key ON admin_login_failures(key, at);
+"""
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
