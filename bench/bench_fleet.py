@@ -43,6 +43,7 @@ def config(tmp: Path, name: str, upstream: int, store: str, engine: str) -> Path
     cfg.write_text(f"""
 [server]
 listen = "127.0.0.1:0"
+metrics_listen = "127.0.0.1:0"
 workers = 1
 max_in_flight = 64
 max_message_size = 67108864

@@ -85,6 +85,7 @@ def config(tmp: Path, upstream: int, policies: bool) -> Path:
     cfg.write_text(f"""
 [server]
 listen = "127.0.0.1:0"
+metrics_listen = "127.0.0.1:0"
 workers = 2
 max_in_flight = 64
 max_message_size = 67108864

@@ -79,8 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
     dsub.add_parser("upgrade", help="apply the schema migrations the store lacks")
     dsub.add_parser("version", help="print the store's schema version and this sanigate's")
 
-    ad = sub.add_parser("admin", help="run the admin web interface")
+    ad = sub.add_parser("admin", help="run the admin web interface, or manage its users")
     ad.add_argument("--config", "-c", type=Path, help="TOML configuration (its [admin] users, store and relay)")
+    adsub = ad.add_subparsers(dest="admin_command")
+    users = adsub.add_parser("user", help="add, re-password or remove an admin interface user (edits --config)")
+    usub = users.add_subparsers(dest="user_command", required=True)
+    ua = usub.add_parser("add", help="add a user (the password is read from the terminal or stdin)")
+    ua.add_argument("name")
+    ua.add_argument("--role", choices=("reviewer", "admin"), default="reviewer")
+    usub.add_parser("passwd", help="set a user's password and end their sessions").add_argument("name")
+    usub.add_parser("remove", help="remove a user and end their sessions").add_argument("name")
+    for up in usub.choices.values():
+        up.add_argument("--config", "-c", type=Path, dest="user_config", help="the configuration file to edit")
     sub.add_parser("hash-password", help="hash a password for [[admin.users]] (read from the terminal or stdin)")
 
     q = sub.add_parser("quarantine", help="review held messages")
@@ -262,6 +272,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 
 def cmd_admin(args: argparse.Namespace) -> int:
+    if args.admin_command == "user":
+        return _admin_user(args)
     from gateway.admin.serve import run
 
     _json_logs()
@@ -269,17 +281,48 @@ def cmd_admin(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_hash_password(args: argparse.Namespace) -> int:
-    import getpass
+def _admin_user(args: argparse.Namespace) -> int:
+    from gateway.admin import users
+    from gateway.config import load_config
+    from gateway.store import open_store
 
-    from gateway.admin.auth import hash_password
+    path: Path | None = args.user_config or args.config
+    if path is None:
+        raise InputError("say which configuration file holds the users: --config FILE")
+    if args.user_command == "add":
+        backup = users.add_user(path, args.name, role=args.role, password=_read_password())
+        print(f"added {args.name} ({args.role}) to {path} (previous file: {backup.name})")
+        return 0
+    if args.user_command == "passwd":
+        backup = users.set_password(path, args.name, password=_read_password())
+        what = "password changed"
+    else:
+        backup = users.remove_user(path, args.name)
+        what = "removed"
+    store = open_store(load_config(path).store)
+    try:
+        ended = store.drop_tokens_of(args.name)
+    finally:
+        store.close()
+    print(f"{args.name}: {what} in {path} (previous file: {backup.name}); {ended} session(s) and device(s) ended")
+    return 0
+
+
+def _read_password() -> str:
+    import getpass
 
     if sys.stdin.isatty():
         password = getpass.getpass("Password: ")
         if getpass.getpass("Again: ") != password:
             raise InputError("the two passwords differ")
-    else:
-        password = sys.stdin.readline().rstrip("\n")
+        return password
+    return sys.stdin.readline().rstrip("\n")
+
+
+def cmd_hash_password(args: argparse.Namespace) -> int:
+    from gateway.admin.auth import hash_password
+
+    password = _read_password()
     if len(password) < 10:
         raise InputError("use at least 10 characters")
     print(hash_password(password))

@@ -72,8 +72,8 @@ class ServerConfig:
     tls_cert: Path | None = None
     tls_key: Path | None = None
     metrics_host: str = "127.0.0.1"
-    metrics_port: int = 0  # 0 with metrics_enabled: any free port
-    metrics_enabled: bool = False
+    metrics_port: int = 9125  # 0: any free port
+    metrics_enabled: bool = True  # metrics_listen = "" turns them off
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -198,7 +198,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
     r.unknown_keys(s, "server", ["listen", "hostname", "max_message_size", "max_in_flight", "workers",
                                  "process_timeout", "tls_cert", "tls_key", "metrics_listen"])  # fmt: skip
     host, port = _address(r, "server.listen", r.get(s, "server", "listen", str, "127.0.0.1:10025"))
-    metrics = r.get(s, "server", "metrics_listen", str, "")
+    metrics = r.get(s, "server", "metrics_listen", str, "127.0.0.1:9125")
     m_host, m_port = _address(r, "server.metrics_listen", metrics) if metrics else ("127.0.0.1", 0)
     server = ServerConfig(
         host=host,

@@ -17,7 +17,7 @@ from gateway.config import Config, load_config
 from gateway.errors import InputError, SanigateError
 from gateway.relay import UpstreamError, make_upstream
 from gateway.store import open_store
-from gateway.store.base import AuditQuery, MessageQuery, Store
+from gateway.store.base import AuditQuery, HoldCause, MessageQuery, Store
 
 
 def _actor(by: str | None) -> str:
@@ -90,6 +90,19 @@ async def release(config: Config, store: Store, message_id: str, *, original: bo
     return f"released {what} {message_id} to {', '.join(accepted)}"
 
 
+def describe_cause(cause: HoldCause | None) -> list[str]:
+    """Why a message was held, in lines a reviewer reads: the term and the part first, then the error."""
+    if cause is None:
+        return []
+    lines = []
+    if cause.term:
+        lines.append(f"term:     {cause.term!r}" + (f" (entity {cause.entity})" if cause.entity else ""))
+    if cause.part:
+        lines.append(f"part:     {cause.part}" + (f", at {cause.location}" if cause.location else ""))
+    lines.append(f"detail:   {cause.detail}")
+    return lines
+
+
 def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     store = open_store(config.store)
@@ -113,7 +126,10 @@ def _run(args: argparse.Namespace, config: Config, store: Store) -> int:
     if cmd == "show":
         assert stored is not None
         print(f"id:         {stored.id}\nreceived:   {_when(stored.received_at)}\nstatus:     {stored.status}")
-        print(f"reason:     {stored.reason}\nsender:     {stored.envelope.sender}")
+        print(f"reason:     {stored.reason}")
+        for line in describe_cause(stored.cause):
+            print(f"            {line}")
+        print(f"sender:     {stored.envelope.sender}")
         print(f"recipients: {', '.join(stored.envelope.recipients)}\nclient:     {stored.envelope.client_address}")
         print(f"policies:   {', '.join(stored.policies)}\nsize:       {stored.size} bytes")
         for a in store.audit(AuditQuery(message_id=stored.id)):

@@ -31,7 +31,7 @@ from gateway.config import Config
 from gateway.metrics import Metrics
 from gateway.relay import Reply, Transaction, Upstream, UpstreamError
 from gateway.store.base import Envelope as StoredEnvelope
-from gateway.store.base import Store
+from gateway.store.base import HoldCause, Store
 from gateway.worker import JobResult, sanitize_message
 
 log = logging.getLogger("sanigate.smtp")
@@ -252,10 +252,12 @@ class SanitizingHandler:
             result = await self._run(data, policies, message_id, config)
         except (TimeoutError, BrokenProcessPool) as exc:
             why = "timeout" if isinstance(exc, asyncio.TimeoutError) else "sanitizer-crashed"
-            result = JobResult("hold", None, why, ())
-        except Exception:
+            detail = (f"not sanitized within process_timeout ({config.server.process_timeout:g} s)" if why == "timeout"
+                      else "the sanitizer process died on this message")  # fmt: skip
+            result = JobResult("hold", None, why, (), cause=HoldCause(detail=detail))
+        except Exception as exc:
             log.exception("message %s: internal error", message_id)
-            result = JobResult("hold", None, "internal-error", ())
+            result = JobResult("hold", None, "internal-error", (), cause=HoldCause(detail=type(exc).__name__))
         await turn.wait()  # sanitized in parallel, but sent (or held) in the order it arrived
         for d in result.decisions:
             self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
@@ -298,7 +300,7 @@ class SanitizingHandler:
         try:
             await self._store_call(
                 self._store.save, message_id=message_id, envelope=env, status="held", reason=result.reason,
-                policies=names, original=data, sanitized=None, decisions=result.decisions,
+                policies=names, original=data, sanitized=None, decisions=result.decisions, cause=result.cause,
             )  # fmt: skip
         except Exception:
             log.exception("message %s could not be held", message_id)

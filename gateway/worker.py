@@ -18,7 +18,7 @@ from extractors.pipeline import process
 from gateway.config import EngineFiles, PolicyConfig
 from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError
 from gateway.model.engine import Engine
-from gateway.store.base import DecisionRecord
+from gateway.store.base import DecisionRecord, HoldCause
 
 log = logging.getLogger("sanigate.worker")
 
@@ -37,6 +37,7 @@ class JobResult:
     decisions: tuple[DecisionRecord, ...]
     notes: tuple[str, ...] = ()
     utility: float | None = None  # eq. 8 over the whole message, when something was changed
+    cause: HoldCause | None = None  # why it cannot be sent on, for the reviewer
 
     @property
     def changes(self) -> int:
@@ -104,17 +105,19 @@ def sanitize_message(
                           content_policy=strictest(policies))  # fmt: skip
     except ContentError as exc:
         log.info("%s: cannot be sanitized: %s", name, exc.message)
-        return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,))
+        return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,), cause=cause_of(exc))
     except KnowledgeUnavailableError as exc:
         # K did not answer: no decision may rest on part of it. Held, whatever the policy's on_failure says.
         log.warning("%s: %s", name, exc.message)
-        return JobResult("hold", None, "knowledge-unavailable", (), (exc.message,))
+        return JobResult("hold", None, "knowledge-unavailable", (), (exc.message,), cause=cause_of(exc))
     except SanigateError as exc:
         log.warning("%s: %s", name, exc.message)
-        return JobResult(_failure_verdict(on_failure), None, "sanitizer-error", (), (exc.message,))
+        return JobResult(_failure_verdict(on_failure), None, "sanitizer-error", (), (exc.message,),
+                         cause=cause_of(exc))  # fmt: skip
     except Exception as exc:  # a bug must hold the message, never forward it in clear
         log.exception("%s: internal error while sanitizing", name)
-        return JobResult("hold", None, "internal-error", (), (f"{type(exc).__name__}: {exc}",))
+        detail = f"{type(exc).__name__}: {exc}"
+        return JobResult("hold", None, "internal-error", (), (detail,), cause=HoldCause(detail=detail))
     records: list[DecisionRecord] = []
     spans = iter(outcome.spans)
     for policy, result in zip(policies, outcome.results, strict=False):
@@ -135,6 +138,17 @@ def sanitize_message(
             utility *= r.utility.preservation / 100.0
     return JobResult("forward", outcome.data, "sanitized" if outcome.changed else "clean", tuple(records), notes,
                      utility)  # fmt: skip
+
+
+def cause_of(exc: SanigateError) -> HoldCause:
+    """What the error says about itself: the last check's errors name the term, the part and where in it."""
+
+    def text(attr: str) -> str | None:
+        value = getattr(exc, attr, None)
+        return str(value) if value else None
+
+    return HoldCause(detail=exc.message, term=text("term"), entity=text("entity"), part=text("part"),
+                     location=text("location"))  # fmt: skip
 
 
 def _failure_verdict(on_failure: str) -> Verdict:

@@ -18,7 +18,7 @@ from gateway.admin.auth import hash_password
 from gateway.admin.serve import ConfigSource, make_server
 from gateway.config import load_config
 from gateway.model.engine import Engine
-from gateway.store.base import Envelope
+from gateway.store.base import Envelope, HoldCause
 from gateway.store.sqlite import SQLiteStore
 from gateway.worker import sanitize_message
 
@@ -98,7 +98,9 @@ def fill_store(store: SQLiteStore, config_path: Path, engine: Engine) -> dict[st
             sanitized=result.data,
             decisions=result.decisions,
             utility=result.utility,
-        )
+            cause=HoldCause(detail="'HIV' still named in the output", term="HIV", entity="HIV",
+                            part="1 text/plain", location="line 2") if name == "held" else None,
+        )  # fmt: skip
         ids[name] = message_id
     now = time.time() // 3600 * 3600
     counts = {(now - 7200, "clean"): 40, (now - 7200, "sanitized"): 6, (now, "clean"): 25, (now, "held"): 2}

@@ -78,6 +78,7 @@ def config_for(tmp: Path, *, upstream_port: int | None, extra: str = "", policie
     text = f"""
 [server]
 listen = "127.0.0.1:0"
+metrics_listen = "127.0.0.1:0"
 hostname = "sanigate.test"
 max_message_size = 200000
 max_in_flight = 8

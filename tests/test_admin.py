@@ -7,6 +7,8 @@ import io
 import json
 import logging
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -394,3 +396,37 @@ def test_queue_filters_and_dashboard(site: Site) -> None:
     assert alice.get("/queue?since=2001-13-01").status == 400
     dash = alice.get("/dashboard?days=1").body
     assert "<svg" in dash and "clean 65" in dash and "held 2" in dash and "HIV" in dash
+
+
+def _user_cli(config_path: Path, *args: str, password: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gateway.cli", "admin", "user", *args, "--config", str(config_path)],
+                          input=password + "\n", capture_output=True, text=True, timeout=60,
+                          cwd=config_path.parent)  # fmt: skip
+
+
+def test_admin_users_are_managed_from_the_command_line(site: Site) -> None:
+    admin, _store, _ids, config_path = site
+    added = _user_cli(config_path, "add", "carol", "--role", "reviewer", password="carol-long-password")
+    assert added.returncode == 0, added.stderr
+    assert "this comment must survive" in config_path.read_text()  # edited with tomlkit, comments kept
+    assert list(config_path.parent.glob("sanigate.toml.*.bak"))  # and the previous file kept
+    carol = Client(admin.url)  # the running interface re-reads the file: no restart
+    assert carol.login("carol", "carol-long-password").status == 303
+    assert carol.get("/queue").status == 200
+    again = _user_cli(config_path, "add", "carol", password="carol-long-password")
+    assert again.returncode == 1 and "exists already" in again.stderr
+    assert _user_cli(config_path, "add", "dave", password="short").returncode == 1
+
+    changed = _user_cli(config_path, "passwd", "carol", password="carol-new-password")
+    assert changed.returncode == 0 and "2 session(s) and device(s) ended" in changed.stdout, changed.stdout
+    assert carol.get("/queue").status == 303  # her sessions ended with the old password
+    assert Client(admin.url).login("carol", "carol-long-password").status == 401
+    assert Client(admin.url).login("carol", "carol-new-password").status == 303
+
+    removed = _user_cli(config_path, "remove", "carol")
+    assert removed.returncode == 0, removed.stderr
+    assert Client(admin.url).login("carol", "carol-new-password").status == 401
+    last_admin = _user_cli(config_path, "remove", "alice")
+    assert last_admin.returncode == 1 and "last user with the admin role" in last_admin.stderr
+    assert _user_cli(config_path, "remove", "nobody").returncode == 1
+    assert Client(admin.url).login("alice").status == 303

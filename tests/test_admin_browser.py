@@ -93,6 +93,10 @@ def test_review_and_release_in_a_real_browser(tmp_path: Path, engine: Engine, br
         _shot(b, "queue")
         b.find_element(By.CSS_SELECTOR, f"a[href='/messages/{ids['held']}']").click()
 
+        # Why it was held: the term and the part, not only a reason code.
+        cause = b.find_element(By.ID, "hold-cause").text
+        assert "HIV" in cause and "1 text/plain" in cause and "line 2" in cause
+
         # The change is highlighted on both sides, and its explanation shows on hover.
         removed = [e.text for e in b.find_elements(By.CSS_SELECTOR, ".original .change del")]
         added = [e.text for e in b.find_elements(By.CSS_SELECTOR, ".sanitized .change ins")]

@@ -88,3 +88,21 @@ def test_unknown_entity_is_a_configuration_problem(engine: Engine) -> None:
     config = parse('[policies.x]\nentities = ["Qwxzyv Plorbnik"]\n')
     (problem,) = check_policies(list(config.policies.values()), engine)  # type: ignore[attr-defined]
     assert problem.startswith("policies.x.entities:") and "does not occur" in problem
+
+
+def test_defaults_match_the_docs() -> None:
+    """The embedded policy, the shipped file and the README's policy table name the same entities."""
+    defaults = load_config(None, base=Path("/srv"))
+    shipped = load_config(ROOT / "config" / "sanigate.toml", base=ROOT)
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `us-medical` |"))
+    documented = [e.strip() for e in row.split("|")[2].split(",")]
+    assert list(defaults.policies["us-medical"].sanitize.entities) == documented
+    assert list(shipped.policies["us-medical"].sanitize.entities) == documented
+    # Metrics are on unless turned off.
+    assert defaults.server.metrics_enabled and (defaults.server.metrics_host, defaults.server.metrics_port) == (
+        "127.0.0.1",
+        9125,
+    )
+    assert parse("[server]\n").server.metrics_enabled
+    assert not parse('[server]\nmetrics_listen = ""\n').server.metrics_enabled

@@ -125,6 +125,8 @@ def test_the_eval_command_on_span_gold(tmp_path: Path) -> None:
                         "--alpha", "1.5", "--no-attacker", "--no-plots", "--out", str(tmp_path / "out")],
                        capture_output=True, text=True, timeout=300)  # fmt: skip
     assert r.returncode == 0, r.stderr
+    assert f"data: documents: {docs}; gold: {tmp_path / 'ann1.json'}" in r.stderr  # it says what it reads
+    assert "data: K: the index shipped with sanigate" in r.stderr
     assert "| 1.5 | ann1 |" in r.stdout and "| 1.5 | ann2 |" in r.stdout and "| 1.5 | **mean** |" in r.stdout
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["annotators"] == ["ann1", "ann2"] and data["summary"]["by_alpha"][0]["token"]["ann2"]["gold"] == 1

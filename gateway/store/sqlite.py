@@ -88,7 +88,11 @@ CREATE TABLE IF NOT EXISTS admin_login_failures (
 );
 CREATE INDEX IF NOT EXISTS admin_login_failures_key ON admin_login_failures(key, at);
 """
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# Why a message was held (a JSON HoldCause: the error, and the term and part when the last check names them).
+_V4 = """
+ALTER TABLE messages ADD COLUMN cause TEXT;
+"""
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
