@@ -165,6 +165,7 @@ class Gateway:
         await self.flush_outcomes()
         if self._metrics_server is not None:
             self._metrics_server.shutdown()
+            self._metrics_server.server_close()
         self.handler.close()
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
