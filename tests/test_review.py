@@ -125,7 +125,7 @@ def test_reject_and_purge(tmp_path: Path, capture: ThreadedCapture) -> None:
     assert store.get("held1").status == "rejected"  # type: ignore[union-attr]
     assert cli(cfg, "reject", "fwd1").returncode == 1  # only held messages can be rejected
     time.sleep(0.05)
-    assert "purged 2" in cli(cfg, "purge", "--older-than", "0m").stdout
+    assert "purged 3" in cli(cfg, "purge", "--older-than", "0m").stdout
     assert store.list_messages() == []
     assert any(a.action == "purged" for a in store.audit())
 
