@@ -363,11 +363,21 @@ class _Walker:
         name = part.get_filename() or "document.pdf"
         pdf_doc = extract_pdf(self._binary(part, label), part=f"{label} {name}", limits=self.limits)
 
+        done = []
+
         def set_pdf(new: Sequence[tuple[str, ...]]) -> None:
             _set_binary_payload(part, pdf_doc.rebuild(new))
-            self.doc.notes.append(Note(f"{label} {name}", "re-rendered", "risky text in a PDF: forwarded as a new PDF"))
+            done.append(True)
 
         self.doc._add(pdf_doc.segments, set_pdf)
+        if pdf_doc.notes:
+            self.doc.notes.extend(pdf_doc.notes)
+
+            def rebuild_anyway(_changed: bool) -> None:
+                if not done:
+                    set_pdf([s.pieces for s in pdf_doc.segments])
+
+            self.doc._after.append(rebuild_anyway)
 
     def _media(self, part: Message, label: str) -> None:
         if self.policy.images == "pass":

@@ -80,7 +80,13 @@ def _with_tracked_deletion(data: bytes) -> bytes:
 
 
 def make_pdf(pages: list[str]) -> bytes:
-    from extractors.pdf import PdfPage, render
+    """One page of plain Helvetica text per item (the layout tests build richer ones in test_pdf.py)."""
+    from fpdf import FPDF
 
-    # A trailing comment makes it a PDF sanigate did not render itself (read in the sandbox, like a sender's).
-    return render([PdfPage(t, 595, 842) for t in pages], title="test") + b"%from a test sender\n"
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.set_title("test")
+    for text in pages:
+        pdf.add_page()
+        pdf.set_font("Helvetica", size=10)
+        pdf.multi_cell(0, 13, text)
+    return bytes(pdf.output())

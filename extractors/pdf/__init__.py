@@ -1,0 +1,166 @@
+"""PDF: sanitized in place, with pikepdf (qpdf).
+
+Only the words that change are changed, where they are (content.py): the
+glyphs of a replaced word leave the page's content stream, and the
+replacement is shown at the same place in the same font and size, fitted to
+the space. Fonts, images, vector graphics, columns, tables and pages stay.
+Text that is not in the page content (document information, XMP,
+annotations, link URLs, bookmarks, form fields, tagged-structure alt text)
+is read and sanitized too; what is not read (JavaScript, embedded files,
+XFA, thumbnails) is removed (document.py). The file is written fresh: no
+earlier revision, no unreferenced object survives.
+
+Every reading and writing of a PDF runs in a child process with a time and
+memory limit: a hostile PDF (deep object graphs, decompression bombs) costs
+at most that, never the gateway. The rebuild reads the original again in
+its child (reading is deterministic) and applies the new text there.
+
+A PDF whose pages carry (almost) no text is taken to be a scan: images of
+text cannot be inspected, so it is held.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing as mp
+import resource
+from collections.abc import Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import cast
+
+from extractors.base import Note, Segment
+from extractors.limits import Limits
+from gateway.errors import (
+    ContentError,
+    EncryptedContentError,
+    LimitExceededError,
+    UnreadableContentError,
+    UnsupportedContentError,
+)
+
+MIN_TEXT_CHARS = 16  # below this, a PDF with pages is taken to be images of text
+
+__all__ = ["PdfDocument", "extract_pdf"]
+
+
+@dataclass(slots=True)
+class PdfDocument:
+    part: str
+    original: bytes
+    limits: Limits
+    pages: int
+    _segments: list[Segment]
+    _notes: list[Note]
+
+    @property
+    def segments(self) -> list[Segment]:
+        return self._segments
+
+    @property
+    def notes(self) -> list[Note]:
+        return self._notes
+
+    @property
+    def text(self) -> str:
+        """The page text a reader gets (for tests and tools)."""
+        return "\n".join(s.text for s in self._segments if s.part.rsplit("(", 1)[-1].startswith("page"))
+
+    def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
+        new = [tuple(p) for p in pieces]
+        if not self._notes and all(n == s.pieces for n, s in zip(new, self._segments, strict=True)):
+            return self.original
+        return cast(bytes, _sandboxed(_write, (self.original, self.part, self.limits.pdf_max_pages, new), self.part, self.limits))
+
+
+def extract_pdf(data: bytes, *, part: str, limits: Limits) -> PdfDocument:
+    if not data.lstrip()[:5] == b"%PDF-" and b"%PDF-" not in data[:1024]:
+        raise UnreadableContentError("not a PDF (no %PDF header)", part=part)
+    pages, segments, notes, chars = cast(
+        "tuple[int, list[tuple[str, tuple[str, ...]]], list[tuple[str, str]], int]",
+        _sandboxed(_read, (data, part, limits.pdf_max_pages), part, limits),
+    )
+    if pages and chars < MIN_TEXT_CHARS:
+        raise UnreadableContentError(f"{pages} page(s) but no text: images of text cannot be inspected", part=part)
+    return PdfDocument(
+        part,
+        data,
+        limits,
+        pages,
+        [Segment(label, tuple(p)) for label, p in segments],
+        [Note(part, action, reason) for action, reason in notes],
+    )
+
+
+def _read(data: bytes, part: str, max_pages: int) -> object:
+    from extractors.pdf.document import PdfFile
+
+    doc = PdfFile(data, part=part, max_pages=max_pages)
+    return doc.pages, doc.segments(), doc.notes, doc.page_chars()
+
+
+def _write(data: bytes, part: str, max_pages: int, pieces: list[tuple[str, ...]]) -> object:
+    from extractors.pdf.document import PdfFile
+
+    doc = PdfFile(data, part=part, max_pages=max_pages)
+    if len(pieces) != len(doc.segments()):
+        raise ContentError("the PDF's text changed between two readings", part=part)
+    return doc.write(pieces)
+
+
+def _child(conn: Connection, func: object, args: tuple[object, ...], max_memory: int) -> None:
+    gc.disable()  # the parent's heap (K, WordNet) is shared copy-on-write: do not walk it
+    resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
+    try:
+        conn.send(("ok", func(*args)))  # type: ignore[operator]
+    except ContentError as exc:
+        message = exc.message
+        if exc.part and message.startswith(f"{exc.part}: "):
+            message = message[len(exc.part) + 2 :]
+        conn.send((type(exc).__name__, message))
+    except MemoryError:
+        conn.send(("LimitExceededError", f"more than {max_memory // (1024 * 1024)} MB of memory"))
+    except RecursionError:
+        conn.send(("LimitExceededError", "structure nested too deeply"))
+    except Exception as exc:
+        conn.send(("UnreadableContentError", f"{type(exc).__name__}: {str(exc)[:200]}"))
+
+
+ERRORS: dict[str, type[ContentError]] = {
+    "UnsupportedContentError": UnsupportedContentError,
+    "EncryptedContentError": EncryptedContentError,
+    "LimitExceededError": LimitExceededError,
+    "UnreadableContentError": UnreadableContentError,
+}
+
+
+def _sandboxed(func: object, args: tuple[object, ...], part: str, limits: Limits) -> object:
+    # Import the libraries here, once, so that every forked child starts with them loaded.
+    import pikepdf  # noqa: F401
+    import pdfminer.cmapdb  # noqa: F401
+
+    import extractors.pdf.document  # noqa: F401
+
+    ctx = mp.get_context("fork")
+    recv, send = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(send, func, args, limits.pdf_max_memory), daemon=True)
+    gc.freeze()  # objects that exist now are not collected in the child: no copy-on-write storm
+    try:
+        proc.start()
+    finally:
+        gc.unfreeze()
+    send.close()
+    try:
+        if not recv.poll(limits.pdf_max_seconds):
+            raise LimitExceededError(f"PDF processing took more than {limits.pdf_max_seconds:g} s", part=part)
+        status, payload = recv.recv()
+    except EOFError as exc:
+        raise UnreadableContentError("the PDF reader died on this file", part=part) from exc
+    finally:
+        recv.close()
+        if proc.is_alive():
+            proc.kill()
+        proc.join(5)
+    if status == "ok":
+        return payload
+    raise ERRORS.get(status, UnreadableContentError)(str(payload), part=part)
