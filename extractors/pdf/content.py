@@ -13,6 +13,7 @@ the place and the text is gone.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -223,7 +224,10 @@ def _layout(st: StreamText) -> None:
             size = max(prev.size, g.size, 1e-6)
             turned = abs(g.dx - prev.dx) > 0.05 or abs(g.dy - prev.dy) > 0.05
             if turned or abs(across) > 0.5 * size or along < -0.5 * size - prev.adv:
-                pieces.append("\n")
+                # A wrap to the next line of the same paragraph reads as a space, so a phrase can cross it;
+                # a jump (a new paragraph, column or block) is a line break.
+                wrap = not turned and along < 0 and 0.5 * size < -across <= 2.0 * size
+                pieces.append(" " if wrap and not prev.text[-1:].isspace() else "\n")
                 owner.append(-1)
                 line += 1
             elif along > WORD_GAP * size and not (prev.text[-1:].isspace() or g.text[:1].isspace()):
@@ -295,17 +299,29 @@ class Editor:
             font = st.shown[st.glyphs[g].op].state.font
             if font is not None and font.vertical:
                 raise UnsupportedContentError("a replaced word in vertical writing (PDF)")
-        words = text.split()
-        for n, part in enumerate(parts):
-            if n == len(parts) - 1:
-                chunk, words = words, []
-            else:
-                width = self._span(part)
-                chunk = []
-                while words and self._natural(" ".join([*chunk, words[0]]), part[0]) <= width:
-                    chunk.append(words.pop(0))
+        chunks = self._distribute(text.split(), parts)
+        for part, chunk in zip(parts, chunks, strict=True):
             if chunk:
                 self._place(part, " ".join(chunk))
+
+    def _distribute(self, words: list[str], parts: list[list[int]]) -> list[list[str]]:
+        """Words of a replacement over the lines the replaced text took, so that the least room is the most."""
+        if len(parts) == 1:
+            return [words]
+        if len(parts) > 4 or len(words) > 12:
+            return [words] + [[] for _ in parts[1:]]
+        spans = [self._span(p) for p in parts]
+        best: tuple[float, list[list[str]]] = (-1.0, [words] + [[] for _ in parts[1:]])
+        for cuts in itertools.combinations_with_replacement(range(len(words) + 1), len(parts) - 1):
+            bounds = [0, *cuts, len(words)]
+            chunks = [words[bounds[k] : bounds[k + 1]] for k in range(len(parts))]
+            score = math.inf
+            for chunk, span, part in zip(chunks, spans, parts, strict=True):
+                if chunk:
+                    score = min(score, span / max(self._natural(" ".join(chunk), part[0]), 1e-9))
+            if score > best[0]:
+                best = (score, chunks)
+        return best[1]
 
     def _span(self, part: list[int]) -> float:
         first, last = self.st.glyphs[part[0]], self.st.glyphs[part[-1]]
@@ -441,15 +457,18 @@ class Editor:
         ln = st.line_of[part[0]]
         stop = next((p for p in st.positioning if p > last.op), len(st.ops))
         end = last.x + last.adv
-        for k in range(part[-1] + 1, len(st.glyphs)):
-            other = st.glyphs[k]
-            if other.op >= stop or st.line_of[k] != ln:
-                break
-            end = max(end, other.x + other.adv)
+        k = part[-1] + 1
+        while k < len(st.glyphs) and st.glyphs[k].op < stop and st.line_of[k] == ln:
+            end = max(end, st.glyphs[k].x + st.glyphs[k].adv)
+            k += 1
         lines = self._line_info()
         me = lines[ln]
         column = [info.end for info in lines.values() if abs(info.start - me.start) < 1.0]
         right = max(column) if column else end
+        while k < len(st.glyphs) and st.line_of[k] == ln:  # text further on the line that does not move
+            if st.glyphs[k].x > end - 0.1:
+                right = min(right, st.glyphs[k].x - 0.5 * me.size)
+            k += 1
         for k, info in lines.items():
             if k != ln and abs(info.y - me.y) < 0.5 * me.size and info.start > end - 0.1:
                 right = min(right, info.start - 0.5 * me.size)

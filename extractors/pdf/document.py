@@ -287,8 +287,7 @@ class PdfFile:
         out = [(st.label, tuple(st.text.pieces)) for st in self.streams]
         out += [(f"{st.label} (marked content)", (text,)) for st, _op, _key, text in self.marked]
         out += [(slot.label, (slot.text,)) for slot in self.slots]
-        for xmp in self.xmps:
-            out.append((xmp.label, tuple(_xmp_get(node) for node in xmp.nodes)))
+        out += [(xmp.label, (_xmp_get(node),)) for xmp in self.xmps for node in xmp.nodes]
         return out
 
     def page_chars(self) -> int:
@@ -323,9 +322,8 @@ class PdfFile:
             if new != slot.text:
                 slot.container[slot.key] = pikepdf.String(new)
         for xmp in self.xmps:
-            new_nodes = next(it)
-            for node, value in zip(xmp.nodes, new_nodes, strict=True):
-                _xmp_set(node, value)
+            for node in xmp.nodes:
+                _xmp_set(node, "".join(next(it)))
             from lxml import etree
 
             body = etree.tostring(xmp.root, encoding="utf-8")

@@ -1,0 +1,263 @@
+"""PDFs sanitized in place: the output looks like the input, and nothing of the entity is left anywhere in it.
+
+The checks read the output with tools independent of the extractor:
+poppler's pdftoppm (pixels), pdffonts, pdfimages and pdftotext, and a raw walk
+of every object, string and decompressed stream with pikepdf.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pikepdf
+import pytest
+from fpdf import FPDF
+from pdf_builders import FONTS, chart_png, clinic_report, referral_letter
+from PIL import Image, ImageChops
+
+from extractors.base import apply_to_pieces
+from extractors.limits import Limits
+from extractors.pdf import extract_pdf
+from extractors.pipeline import process
+from gateway.errors import UnreadableContentError
+from gateway.model.engine import Engine
+from gateway.model.records import SanitizePolicy
+
+POPPLER = shutil.which("pdftoppm") is not None
+needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils is not installed (.ci/run installs it)")
+HIV_LA = [SanitizePolicy(entities=("HIV", "Los Angeles"), alpha=1.5)]
+HIV_WORDS = re.compile(r"(?<![a-z])hiv(?![a-z])|los\s*angeles", re.IGNORECASE)
+
+
+def poppler(tool: str, data: bytes, tmp: Path, *args: str) -> str:
+    src = tmp / f"in-{hashlib.sha256(data).hexdigest()[:12]}.pdf"
+    src.write_bytes(data)
+    return subprocess.run([tool, *args, str(src), *(["-"] if tool == "pdftotext" else [])],
+                          capture_output=True, text=True, check=True).stdout  # fmt: skip
+
+
+def render(data: bytes, tmp: Path) -> list[Image.Image]:
+    """Every page at 30 dpi in grey, by poppler."""
+    digest = hashlib.sha256(data).hexdigest()[:12]
+    src = tmp / f"{digest}.pdf"
+    src.write_bytes(data)
+    subprocess.run(["pdftoppm", "-r", "30", "-gray", str(src), str(tmp / digest)], check=True)
+    return [Image.open(p).copy() for p in sorted(tmp.glob(f"{digest}-*.pgm"))]
+
+
+def changed_share(a: Image.Image, b: Image.Image) -> float:
+    diff = ImageChops.difference(a, b).point(lambda v: 255 if v > 32 else 0)
+    return sum(diff.histogram()[255:]) / (a.width * a.height)
+
+
+def ink_share(a: Image.Image) -> float:
+    return sum(a.point(lambda v: 255 if v < 200 else 0).histogram()[255:]) / (a.width * a.height)
+
+
+def fonts(data: bytes, tmp: Path) -> set[str]:
+    lines = poppler("pdffonts", data, tmp).splitlines()[2:]
+    return {line.split()[0] for line in lines if line.strip()}
+
+
+def images(data: bytes) -> list[str]:
+    """Digests of the decoded image data, page by page."""
+    out = []
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+        for page in pdf.pages:
+            for _name, img in sorted(page.get_images().items()):
+                out.append(hashlib.sha256(img.read_bytes()).hexdigest())
+    return out
+
+
+def traces(data: bytes, pattern: re.Pattern[str]) -> list[str]:
+    """Every place in the file where ``pattern`` is found: raw bytes, objects, strings, decompressed streams."""
+    found = []
+    if pattern.search(data.decode("latin-1")):
+        found.append("raw bytes")
+    with pikepdf.open(io.BytesIO(data)) as pdf:
+
+        def walk(obj: object, where: str) -> None:
+            if isinstance(obj, pikepdf.String):
+                if pattern.search(str(obj)) or pattern.search(bytes(obj).decode("latin-1")):
+                    found.append(f"string in {where}")
+            elif isinstance(obj, pikepdf.Name):
+                if pattern.search(str(obj)):
+                    found.append(f"name in {where}")
+            elif isinstance(obj, pikepdf.Array):
+                for item in obj:
+                    if not (isinstance(item, pikepdf.Object) and item.is_indirect):
+                        walk(item, where)
+            elif isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream)):
+                for key in obj.keys():  # noqa: SIM118
+                    if pattern.search(key):
+                        found.append(f"key in {where}")
+                    value = obj.get(key)
+                    if not (isinstance(value, pikepdf.Object) and value.is_indirect):
+                        walk(value, where)
+
+        walk(pdf.trailer, "trailer")
+        for obj in pdf.objects:
+            walk(obj, f"object {obj.objgen}")
+            if isinstance(obj, pikepdf.Stream):
+                raw = obj.read_bytes()
+                for text in (raw.decode("latin-1"), raw.decode("utf-16-be", "ignore")):
+                    if pattern.search(text):
+                        found.append(f"stream {obj.objgen}")
+    return found
+
+
+@pytest.fixture
+def report() -> bytes:
+    return clinic_report()
+
+
+# -- the look is kept ---------------------------------------------------------------------------
+
+
+@needs_poppler
+def test_a_clinic_report_comes_back_looking_like_the_report_that_was_sent(
+    engine: Engine, report: bytes, tmp_path: Path
+) -> None:
+    assert HIV_WORDS.search(poppler("pdftotext", report, tmp_path))
+    outcome = process(report, engine=engine, policies=HIV_LA, name="report.pdf")  # verified, not held
+    out = outcome.data
+    assert outcome.changed and {d.term for d in outcome.decisions} >= {"hiv"}
+    before, after = render(report, tmp_path), render(out, tmp_path)
+    assert len(before) == len(after) == 2
+    for page_before, page_after in zip(before, after, strict=True):
+        assert ink_share(page_before) > 0.02  # text-heavy pages
+        assert 0 < changed_share(page_before, page_after) <= 0.10
+    assert images(out) == images(report) and len(images(out)) == 2
+    assert fonts(report, tmp_path) <= fonts(out, tmp_path)
+    assert traces(out, HIV_WORDS) == []
+    text = poppler("pdftotext", out, tmp_path)
+    assert "Quarterly clinic report" in text and "Counselling" in text and "confidentiality" in text
+
+
+@needs_poppler
+def test_a_replacement_across_a_line_end_is_not_held(engine: Engine, tmp_path: Path) -> None:
+    letter = referral_letter()
+    policies = [SanitizePolicy(entities=("tuberculosis",), alpha=1.5)]
+    outcome = process(letter, engine=engine, policies=policies, name="letter.pdf")
+    text = poppler("pdftotext", outcome.data, tmp_path)
+    assert "tuberculosis" not in text.lower() and "Mr Brown" in text
+    assert traces(outcome.data, re.compile("tuberculosis", re.IGNORECASE)) == []
+    before, after = render(letter, tmp_path), render(outcome.data, tmp_path)
+    assert len(before) == len(after) == 2
+    assert all(changed_share(a, b) <= 0.10 for a, b in zip(before, after, strict=True))
+
+
+def test_words_are_replaced_where_they_are(report: bytes) -> None:
+    doc = extract_pdf(report, part="r", limits=Limits())
+    new = []
+    for seg in doc.segments:
+        edits = [(m.start(), m.end(), "virus") for m in re.finditer("HIV", seg.text)]
+        new.append(apply_to_pieces(seg.pieces, edits))
+    again = extract_pdf(doc.rebuild(new), part="r2", limits=Limits())
+    assert again.text.count("virus") == doc.text.count("HIV") > 0
+    assert again.text.replace("virus", "HIV") == doc.text  # everything else is where it was
+
+
+def test_a_replacement_that_does_not_fit_becomes_a_redaction_box(tmp_path: Path) -> None:
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.add_font("Sans", fname=str(FONTS / "DejaVuSans.ttf"))
+    pdf.set_font("Sans", size=10)
+    pdf.cell(40, 14, "HIV", border=1)
+    pdf.cell(300, 14, "next cell of the table, with more words", border=1)
+    data = bytes(pdf.output())
+    doc = extract_pdf(data, part="t", limits=Limits())
+    long = "a replacement far too long for the cell"
+    new = [apply_to_pieces(s.pieces, [(m.start(), m.end(), long) for m in re.finditer("HIV", s.text)]) for s in doc.segments]
+    out = doc.rebuild(new)
+    again = extract_pdf(out, part="t2", limits=Limits())
+    assert "HIV" not in again.text and "next cell of the table" in again.text and long not in again.text
+    with pikepdf.open(io.BytesIO(out)) as opened:
+        ops = [str(op.operator) for op in pikepdf.parse_content_stream(opened.pages[0])]
+    assert "re" in ops and ops[-1] == "Q"  # the box, drawn after the page's own content
+
+
+# -- text that is not page content ----------------------------------------------------------------
+
+
+def _everything_but_the_page_says_hiv() -> bytes:
+    pdf = FPDF(unit="pt")
+    pdf.set_title("HIV results")
+    pdf.set_subject("HIV")
+    pdf.set_keywords("HIV, clinic")
+    pdf.set_author("HIV clinic")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.start_section("HIV results")
+    pdf.multi_cell(0, 14, "Minutes of the garden committee: the roses need water and the hedge needs cutting.")
+    pdf.text_annotation(50, 200, "Sticky note: HIV positive, call back")
+    pdf.link(50, 250, 100, 20, "https://example.org/hiv?result=HIV")
+    pdf.embed_file(basename="HIV_results.txt", bytes=b"HIV positive", desc="HIV results")
+    buf = io.BytesIO(bytes(pdf.output()))
+    with pikepdf.open(buf) as doc:
+        root = doc.Root
+        xmp = (b'<?xpacket begin="" id="W5M0MpCehiHzreSzNTczkc9d"?><x:xmpmeta xmlns:x="adobe:ns:meta/">'
+               b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description '
+               b'xmlns:dc="http://purl.org/dc/elements/1.1/" dc:format="application/pdf"><dc:title><rdf:Alt>'
+               b'<rdf:li xml:lang="x-default">HIV results</rdf:li></rdf:Alt></dc:title></rdf:Description>'
+               b'</rdf:RDF></x:xmpmeta><?xpacket end="w"?>')  # fmt: skip
+        root.Metadata = doc.make_stream(xmp, Type=pikepdf.Name.Metadata, Subtype=pikepdf.Name.XML)
+        js = doc.make_stream(b"app.alert('HIV');")
+        names = root.get("/Names") or pikepdf.Dictionary()
+        names.JavaScript = pikepdf.Dictionary(Names=pikepdf.Array([pikepdf.String("HIV"), pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=js)]))
+        root.Names = names
+        appearance = doc.make_stream(
+            b"/Tx BMC BT /Helv 10 Tf 2 4 Td (HIV positive) Tj ET EMC",
+            Type=pikepdf.Name.XObject, Subtype=pikepdf.Name.Form, BBox=[0, 0, 150, 20],
+            Resources=pikepdf.Dictionary(Font=pikepdf.Dictionary(Helv=pikepdf.Dictionary(
+                Type=pikepdf.Name.Font, Subtype=pikepdf.Name.Type1, BaseFont=pikepdf.Name.Helvetica,
+                Encoding=pikepdf.Name.WinAnsiEncoding))),
+        )  # fmt: skip
+        field = doc.make_indirect(pikepdf.Dictionary(
+            Type=pikepdf.Name.Annot, Subtype=pikepdf.Name.Widget, FT=pikepdf.Name.Tx, T=pikepdf.String("status"),
+            V=pikepdf.String("HIV positive"), TU=pikepdf.String("HIV status"), Rect=[50, 300, 200, 320],
+            AP=pikepdf.Dictionary(N=appearance), P=doc.pages[0].obj,
+        ))  # fmt: skip
+        doc.pages[0].obj.Annots.append(field)
+        root.AcroForm = pikepdf.Dictionary(Fields=pikepdf.Array([field]))
+        doc.pages[0].obj.Contents = doc.make_stream(
+            doc.pages[0].obj.Contents.read_bytes() + b"\n/Span <</ActualText (HIV)>> BDC EMC"
+        )
+        out = io.BytesIO()
+        doc.save(out)
+    return out.getvalue()
+
+
+def test_metadata_annotations_links_bookmarks_fields_and_files_are_sanitized_or_removed(engine: Engine) -> None:
+    data = _everything_but_the_page_says_hiv()
+    hiv = re.compile(r"(?<![a-z])hiv(?![a-z])", re.IGNORECASE)
+    assert len(traces(data, hiv)) > 8
+    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="m.pdf")
+    assert traces(outcome.data, hiv) == []
+    removed = " ".join(n.reason for n in outcome.notes)
+    assert "JavaScript" in removed and "embedded files" in removed
+    with pikepdf.open(io.BytesIO(outcome.data)) as doc:
+        assert "roses need water" in extract_pdf(outcome.data, part="o", limits=Limits()).text
+        assert str(doc.docinfo["/Title"]) and "results" in str(doc.docinfo["/Title"])  # sanitized, not dropped
+        with doc.open_outline() as outline:
+            assert [item.title for item in outline.root] and "results" in outline.root[0].title
+        assert len(doc.pages[0].obj.Annots) >= 3  # the note, the link and the field are still there
+
+
+def test_a_clean_pdf_with_nothing_unread_passes_byte_for_byte(engine: Engine) -> None:
+    data = referral_letter()
+    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="l.pdf")
+    assert not outcome.changed and not outcome.notes and outcome.data == data
+
+
+def test_a_scanned_pdf_is_held() -> None:
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.image(io.BytesIO(chart_png()), x=50, y=50, w=400)
+    with pytest.raises(UnreadableContentError, match="images of text"):
+        extract_pdf(bytes(pdf.output()), part="scan.pdf", limits=Limits())
