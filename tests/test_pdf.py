@@ -173,7 +173,10 @@ def test_a_replacement_that_does_not_fit_becomes_a_redaction_box(tmp_path: Path)
     data = bytes(pdf.output())
     doc = extract_pdf(data, part="t", limits=Limits())
     long = "a replacement far too long for the cell"
-    new = [apply_to_pieces(s.pieces, [(m.start(), m.end(), long) for m in re.finditer("HIV", s.text)]) for s in doc.segments]
+    new = [
+        apply_to_pieces(s.pieces, [(m.start(), m.end(), long) for m in re.finditer("HIV", s.text)])
+        for s in doc.segments
+    ]
     out = doc.rebuild(new)
     again = extract_pdf(out, part="t2", limits=Limits())
     assert "HIV" not in again.text and "next cell of the table" in again.text and long not in again.text
@@ -209,7 +212,9 @@ def _everything_but_the_page_says_hiv() -> bytes:
         root.Metadata = doc.make_stream(xmp, Type=pikepdf.Name.Metadata, Subtype=pikepdf.Name.XML)
         js = doc.make_stream(b"app.alert('HIV');")
         names = root.get("/Names") or pikepdf.Dictionary()
-        names.JavaScript = pikepdf.Dictionary(Names=pikepdf.Array([pikepdf.String("HIV"), pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=js)]))
+        names.JavaScript = pikepdf.Dictionary(
+            Names=pikepdf.Array([pikepdf.String("HIV"), pikepdf.Dictionary(S=pikepdf.Name.JavaScript, JS=js)])
+        )
         root.Names = names
         appearance = doc.make_stream(
             b"/Tx BMC BT /Helv 10 Tf 2 4 Td (HIV positive) Tj ET EMC",

@@ -70,7 +70,10 @@ class PdfDocument:
         new = [tuple(p) for p in pieces]
         if not self._notes and all(n == s.pieces for n, s in zip(new, self._segments, strict=True)):
             return self.original
-        return cast(bytes, _sandboxed(_write, (self.original, self.part, self.limits.pdf_max_pages, new), self.part, self.limits))
+        return cast(
+            bytes,
+            _sandboxed(_write, (self.original, self.part, self.limits.pdf_max_pages, new), self.part, self.limits),
+        )
 
 
 def extract_pdf(data: bytes, *, part: str, limits: Limits) -> PdfDocument:
@@ -136,8 +139,8 @@ ERRORS: dict[str, type[ContentError]] = {
 
 def _sandboxed(func: object, args: tuple[object, ...], part: str, limits: Limits) -> object:
     # Import the libraries here, once, so that every forked child starts with them loaded.
-    import pikepdf  # noqa: F401
     import pdfminer.cmapdb  # noqa: F401
+    import pikepdf  # noqa: F401
 
     import extractors.pdf.document  # noqa: F401
 

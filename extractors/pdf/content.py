@@ -36,7 +36,14 @@ MIN_SHRINK = 0.3  # below this, with a smaller size as well, the replacement doe
 def mul(m: Matrix, n: Matrix) -> Matrix:
     a, b, c, d, e, f = m
     aa, bb, cc, dd, ee, ff = n
-    return (a * aa + b * cc, a * bb + b * dd, c * aa + d * cc, c * bb + d * dd, e * aa + f * cc + ee, e * bb + f * dd + ff)
+    return (
+        a * aa + b * cc,
+        a * bb + b * dd,
+        c * aa + d * cc,
+        c * bb + d * dd,
+        e * aa + f * cc + ee,
+        e * bb + f * dd + ff,
+    )
 
 
 def num(obj: object, default: float = 0.0) -> float:
@@ -415,7 +422,7 @@ class Editor:
         ops.append(ContentStreamInstruction([Array(items)], Operator("TJ")))
         if th != state.th:
             ops.append(ContentStreamInstruction([round(state.th * 100, 3)], Operator("Tz")))
-        if refont:
+        if refont and state.font_name is not None:
             ops.append(ContentStreamInstruction([state.font_name, state.size], Operator("Tf")))
         self.inserts[part[0]] = ops
 
@@ -501,7 +508,10 @@ class Editor:
             raise UnsupportedContentError("a replaced word in a zero-size font (PDF)")
         out: list[ContentStreamInstruction] = []
         if op == '"':
-            out += [ContentStreamInstruction([args[0]], Operator("Tw")), ContentStreamInstruction([args[1]], Operator("Tc"))]
+            out += [
+                ContentStreamInstruction([args[0]], Operator("Tw")),
+                ContentStreamInstruction([args[1]], Operator("Tc")),
+            ]
         if op in ("'", '"'):
             out.append(ContentStreamInstruction([], Operator("T*")))
         items = list(args[0]) if op == "TJ" else [args[-1]]

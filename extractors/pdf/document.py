@@ -17,6 +17,7 @@ earlier revision, no unreferenced object.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,9 @@ from extractors.pdf.content import Editor, StreamText, scan
 from extractors.pdf.fonts import Font, load_font, standard_resource
 from gateway.errors import ContentError, EncryptedContentError, LimitExceededError, UnreadableContentError
 
-RISKY_ACTIONS = frozenset({"/JavaScript", "/Launch", "/ImportData", "/SubmitForm", "/Rendition", "/GoToE", "/RichMediaExecute"})
+RISKY_ACTIONS = frozenset(
+    {"/JavaScript", "/Launch", "/ImportData", "/SubmitForm", "/Rendition", "/GoToE", "/RichMediaExecute"}
+)
 FILE_ANNOTATIONS = frozenset({"/FileAttachment", "/Sound", "/Movie", "/RichMedia", "/3D", "/Screen"})
 # Keys whose values hold no text (numbers, names, binary data) or are read elsewhere: not walked.
 NOT_TEXT = frozenset(
@@ -128,7 +131,11 @@ class PdfFile:
                 self._note("removed", "page thumbnails (pictures of the original pages)")
             annots = obj.get("/Annots")
             if isinstance(annots, pikepdf.Array):
-                keep = [a for a in annots if not (isinstance(a, pikepdf.Dictionary) and a.get("/Subtype") in FILE_ANNOTATIONS)]
+                keep = [
+                    a
+                    for a in annots
+                    if not (isinstance(a, pikepdf.Dictionary) and a.get("/Subtype") in FILE_ANNOTATIONS)
+                ]
                 if len(keep) != len(annots):
                     obj["/Annots"] = pikepdf.Array(keep)
                     self._note("removed", "file, sound and media annotations (not inspected)")
@@ -170,7 +177,9 @@ class PdfFile:
         try:
             ops = list(pikepdf.parse_content_stream(source))
         except (pikepdf.PdfError, TypeError) as exc:
-            raise UnreadableContentError(f"a page's content cannot be parsed ({str(exc)[:200]})", part=self.part) from exc
+            raise UnreadableContentError(
+                f"a page's content cannot be parsed ({str(exc)[:200]})", part=self.part
+            ) from exc
         st = scan(ops, lambda name: self._font(resources, name))
         if st.unread:
             self._note("removed", "text in a font that cannot be read")
@@ -223,11 +232,13 @@ class PdfFile:
                 self.marked.append((st, op, key, str(ins.operands[1][key])))
         visited: set[tuple[int, int]] = set()
         trailer = self.pdf.trailer
-        for key in ("/Info", "/Root"):
-            if key in trailer:
-                self._walk(trailer, key, "document information" if key == "/Info" else "document", visited, 0)
+        for top in ("/Info", "/Root"):
+            if top in trailer:
+                self._walk(trailer, top, "document information" if top == "/Info" else "document", visited, 0)
 
-    def _walk(self, container: pikepdf.Object, key: str | int, context: str, visited: set[tuple[int, int]], depth: int) -> None:
+    def _walk(
+        self, container: pikepdf.Object, key: str | int, context: str, visited: set[tuple[int, int]], depth: int
+    ) -> None:
         stack: list[tuple[pikepdf.Object, str | int, str, int]] = [(container, key, context, depth)]
         while stack:
             holder, k, ctx, d = stack.pop()
@@ -247,11 +258,11 @@ class PdfFile:
                 for idx in range(len(obj) - 1, -1, -1):
                     stack.append((obj, idx, ctx, d + 1))
                 continue
-            if isinstance(obj, pikepdf.Dictionary) or isinstance(obj, pikepdf.Stream):
-                self._clean_dict(obj)
+            if isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream)):
+                self._clean_dict(obj)  # type: ignore[arg-type]  # a stream's dictionary, alike
                 meta = obj.get("/Metadata")
                 if isinstance(meta, pikepdf.Stream):
-                    self._xmp(obj, f"{self.part} (XMP metadata)")
+                    self._xmp(obj, f"{self.part} (XMP metadata)")  # type: ignore[arg-type]
                 for sub in reversed(list(obj.keys())):
                     if sub in NOT_TEXT:
                         continue
@@ -306,13 +317,13 @@ class PdfFile:
                 props[key] = pikepdf.String(new)
                 st.text.ops[op] = pikepdf.ContentStreamInstruction([ins.operands[0], props], ins.operator)
                 dirty.add(id(st))
-        for st, new in zip(self.streams, stream_pieces, strict=True):
-            if len(new) != len(st.text.pieces):
+        for st, pieces_of in zip(self.streams, stream_pieces, strict=True):
+            if len(pieces_of) != len(st.text.pieces):
                 raise ContentError("the PDF's text changed between two readings", part=self.part)
-            if tuple(new) == tuple(st.text.pieces) and not st.text.unread and id(st) not in dirty:
+            if tuple(pieces_of) == tuple(st.text.pieces) and not st.text.unread and id(st) not in dirty:
                 continue
-            editor = Editor(st.text, lambda base, res=st.resources: _add_font(res, base))
-            data = pikepdf.unparse_content_stream(editor.apply(list(new)))
+            editor = Editor(st.text, functools.partial(_add_font, st.resources))
+            data = pikepdf.unparse_content_stream(editor.apply(list(pieces_of)))
             if st.kind == "page":
                 st.target["/Contents"] = self.pdf.make_stream(data)
             else:
@@ -327,7 +338,9 @@ class PdfFile:
             from lxml import etree
 
             body = etree.tostring(xmp.root, encoding="utf-8")
-            packet = b'<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>\n' + body + b'\n<?xpacket end="w"?>'
+            packet = (
+                b'<?xpacket begin="\xef\xbb\xbf" id="W5M0MpCehiHzreSzNTczkc9d"?>\n' + body + b'\n<?xpacket end="w"?>'
+            )
             xmp.holder["/Metadata"] = self.pdf.make_stream(packet, Type=Name.Metadata, Subtype=Name.XML)
         out = io.BytesIO()
         self.pdf.save(out, compress_streams=True, object_stream_mode=pikepdf.ObjectStreamMode.generate,

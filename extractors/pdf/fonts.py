@@ -142,7 +142,7 @@ def fallback_for(font: Font) -> str:
     italic = "italic" in name or "oblique" in name
     if font.flags & 1 or "courier" in name or "mono" in name:
         family, it = "Courier", "Oblique"
-    elif font.flags & 2 or "times" in name or "serif" in name and "sans" not in name:
+    elif font.flags & 2 or "times" in name or ("serif" in name and "sans" not in name):
         family, it = "Times", "Italic"
     else:
         family, it = "Helvetica", "Oblique"
@@ -291,10 +291,10 @@ def _cid_widths(w: object) -> dict[int, float]:
                 out[first + k] = _num(v) / 1000
             i += 2
         elif i + 2 < len(items):
-            last, v = int(_num(nxt)), _num(items[i + 2]) / 1000
+            last, width = int(_num(nxt)), _num(items[i + 2]) / 1000
             if last - first <= 65536:
                 for c in range(first, last + 1):
-                    out[c] = v
+                    out[c] = width
             i += 3
         else:
             break
