@@ -179,7 +179,7 @@ def scan(ops: list[ContentStreamInstruction | pikepdf.ContentStreamInlineImage],
                     continue
                 raw = bytes(item)
                 for start, end, code, cid in font.split(raw):
-                    text = font.unicode(code)
+                    text = font.unicode(code, cid)
                     if len(text) == 1 and text not in font.drawn:
                         font.drawn[text] = raw[start:end]
                     tw = ts.tw if font.simple and code == 32 else 0.0

@@ -302,7 +302,7 @@ class PdfFile:
         return out
 
     def page_chars(self) -> int:
-        return sum(len(g.text.strip()) for st in self.streams for g in st.text.glyphs)
+        return sum(len("".join(st.text.pieces).strip()) for st in self.streams)
 
     def write(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         it: Iterator[tuple[str, ...]] = iter(pieces)

@@ -81,10 +81,10 @@ class Font:
                 yield start, i + 1, int.from_bytes(raw[start : i + 1], "big"), nxt if isinstance(nxt, int) else 0
                 start, node = i + 1, self.cmap_trie
 
-    def unicode(self, code: int) -> str:
+    def unicode(self, code: int, cid: int) -> str:
         text = self.to_unicode.get(code)
         if text is None:
-            text = self.encoding.get(code, "")
+            text = self.encoding.get(code if self.simple else cid, "")
         return text.replace("\x00", "")
 
     def width(self, cid: int, text: str) -> float:
@@ -210,6 +210,8 @@ def load_font(obj: pikepdf.Object) -> Font:
         descendants = obj.get("/DescendantFonts")
         cid_font = descendants[0] if isinstance(descendants, pikepdf.Array) and len(descendants) else None
         if isinstance(cid_font, pikepdf.Dictionary):
+            if not to_unicode:
+                encoding = _collection_unicode(cid_font.get("/CIDSystemInfo"), vertical)
             descriptor = cid_font.get("/FontDescriptor")
             default_width = _num(cid_font.get("/DW"), 1000) / 1000
             widths = _cid_widths(cid_font.get("/W"))
@@ -257,6 +259,19 @@ def _to_unicode(obj: object) -> dict[int, str]:
     except Exception:  # a broken ToUnicode map: fall back to the encoding
         return {}
     return {int(k): str(v) for k, v in umap.cid2unichr.items()}
+
+
+def _collection_unicode(info: object, vertical: bool) -> dict[int, str]:
+    """CID to Unicode for the Adobe character collections (Japan1, GB1, CNS1, Korea1), from pdfminer's tables."""
+    if not isinstance(info, pikepdf.Dictionary):
+        return {}
+    from pdfminer.cmapdb import CMapDB
+
+    try:
+        umap = CMapDB.get_unicode_map(f"{info.get('/Registry')}-{info.get('/Ordering')}", vertical)
+    except (CMapDB.CMapNotFound, KeyError, ValueError, OSError):
+        return {}
+    return {int(k): str(v) for k, v in getattr(umap, "cid2unichr", {}).items()}
 
 
 def _cmap(enc: object) -> tuple[dict[int, object] | None, bool]:
