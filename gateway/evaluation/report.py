@@ -55,18 +55,27 @@ def markdown(report: Report) -> str:
     out += ["", "Mean over documents:", "", "| α | redaction | sanitization |", "|---|---|---|"]
     for a in report.alphas:
         out.append(f"| {a:g} | {_pct(report.utility(a, 'redaction'))} | {_pct(report.utility(a, 'sanitization'))} |")
-    if report.baselines:
-        out += ["", f"## Disclosure to an attacker ({len(report.candidates)} candidate entities, GloVe)", "",
+    out += ["", "## What the gateway would send (sanitization mode)", "",
+            "A failure is a text the gateway would hold: its own last check still finds a flagged term "
+            "(residual-risk), or the entity is refused (unknown-entity).", "",
+            "| α | failures | words redacted |", "|---|---|---|"]  # fmt: skip
+    for a in report.alphas:
+        failed = report.failures(a)
+        names = ", ".join(f"{r.doc_id} ({r.failure})" for r in failed)
+        out.append(f"| {a:g} | {len(failed)} of {len(report.at(a, known_only=False))}{': ' + names if names else ''} | "
+                   f"{_pct(report.redacted_share(a))} |")  # fmt: skip
+    for attacker in report.attackers if report.baselines else ():
+        out += ["", f"## Disclosure to an attacker ({attacker}, {len(report.candidates)} candidate entities)", "",
                 "Rank of the true entity among the candidates (1 = the attacker names it), mean over documents, "
-                "and the share of documents where it comes first.", "",
+                "and the share of documents where it comes first. A held text counts as the original.", "",
                 "| text the attacker reads | mean rank | ranked first |", "|---|---|---|"]  # fmt: skip
         rows: list[tuple[str, tuple[float, float] | None]] = [
-            ("original", report.attack(None, "original")),
-            ("entity name removed (naive)", report.attack(None, "naive")),
+            ("original", report.attack(None, "original", attacker)),
+            ("entity name removed (naive)", report.attack(None, "naive", attacker)),
         ]
         for a in report.alphas:
-            rows.append((f"sanitized, α = {a:g}", report.attack(a, "sanitized")))
-            rows.append((f"redacted, α = {a:g}", report.attack(a, "redacted")))
+            rows.append((f"sanitized, α = {a:g}", report.attack(a, "sanitized", attacker)))
+            rows.append((f"redacted, α = {a:g}", report.attack(a, "redacted", attacker)))
         for label, v in rows:
             if v is not None:
                 out.append(f"| {label} | {v[0]:.2f} | {_pct(v[1])} |")
@@ -86,20 +95,25 @@ def as_json(report: Report) -> dict[str, Any]:
             if per:
                 m = report.mean(a, level)
                 row[level]["mean"] = {"precision": m.precision, "recall": m.recall, "f": m.f_measure}
-        for stage in ("sanitized", "redacted"):
-            v = report.attack(a, stage)
-            if v is not None:
-                row[f"attack_{stage}"] = {"mean_rank": v[0], "first_percent": v[1]}
+        row["failures"] = [{"doc": r.doc_id, "failure": r.failure} for r in report.failures(a)]
+        row["redacted_words_percent"] = report.redacted_share(a)
+        for attacker in report.attackers:
+            for stage in ("sanitized", "redacted"):
+                v = report.attack(a, stage, attacker)
+                if v is not None:
+                    row.setdefault(f"attack_{stage}", {})[attacker] = {"mean_rank": v[0], "first_percent": v[1]}
         summary["by_alpha"].append(row)
-    for stage in ("original", "naive"):
-        v = report.attack(None, stage)
-        if v is not None:
-            summary[f"attack_{stage}"] = {"mean_rank": v[0], "first_percent": v[1]}
+    for attacker in report.attackers:
+        for stage in ("original", "naive"):
+            v = report.attack(None, stage, attacker)
+            if v is not None:
+                summary.setdefault(f"attack_{stage}", {})[attacker] = {"mean_rank": v[0], "first_percent": v[1]}
     return {
         "dataset": report.dataset,
         "alphas": list(report.alphas),
         "candidates": list(report.candidates),
         "annotators": list(report.annotators),
+        "attackers": list(report.attackers),
         "summary": summary,
         "documents": [asdict(r) for r in report.results],
         "attack_baselines": {k: asdict(v) for k, v in report.baselines.items()},
@@ -136,18 +150,17 @@ def plots(report: Report, out: Path) -> list[Path]:
     written.append(_save(fig, out / "utility.png"))
     if report.baselines:
         fig, ax = plt.subplots(figsize=(6, 4))
-        orig, naive = report.attack(None, "original"), report.attack(None, "naive")
-        san = [report.attack(a, "sanitized") for a in alphas]
-        red = [report.attack(a, "redacted") for a in alphas]
-        if orig is not None:
-            ax.axhline(orig[1], color="#333333", linestyle=":", label="original")
-        if naive is not None:
-            ax.axhline(naive[1], color="#f28e2b", linestyle="--", label="name removed (naive)")
-        ax.plot(alphas, [v[1] if v else 0 for v in san], marker="o", color="#4e79a7", label="sanitized")
-        ax.plot(alphas, [v[1] if v else 0 for v in red], marker="s", color="#e15759", label="redacted")
+        colors = ("#4e79a7", "#e15759", "#59a14f", "#f28e2b")
+        for i, attacker in enumerate(report.attackers):
+            color = colors[i % len(colors)]
+            orig = report.attack(None, "original", attacker)
+            if orig is not None:
+                ax.axhline(orig[1], color=color, linestyle=":", label=f"original ({attacker})")
+            san = [report.attack(a, "sanitized", attacker) for a in alphas]
+            ax.plot(alphas, [v[1] if v else 0 for v in san], marker="o", color=color, label=f"sanitized ({attacker})")
         ax.set(xlabel="α", ylabel="documents whose entity the attacker ranks first, %", ylim=(0, 105),
-               title=f"Attacker (GloVe, {len(report.candidates)} candidates): {report.dataset}")  # fmt: skip
-        ax.legend()
+               title=f"Attackers ({len(report.candidates)} candidates): {report.dataset}")  # fmt: skip
+        ax.legend(fontsize=8)
         ax.grid(alpha=0.3)
         written.append(_save(fig, out / "attacker.png"))
     return written

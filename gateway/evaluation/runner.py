@@ -2,15 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
-from gateway.errors import UnknownEntityError
-from gateway.evaluation.attacker import EmbeddingAttacker, naive_removal
+from extractors.pipeline import DEFAULT_LIMITS, check_output
+from gateway.errors import ResidualRiskError, UnknownEntityError
+from gateway.evaluation.attacker import naive_removal
 from gateway.evaluation.datasets import EvalDocument
 from gateway.evaluation.metrics import NO_SCORES, MeanScores, Scores, mean_scores, rank_of, term_scores, token_scores
 from gateway.model.engine import Engine
-from gateway.model.records import SanitizePolicy
+from gateway.model.records import SanitizePolicy, SanitizeResult
+from gateway.model.rewrite import REDACTION_MARKER
+
+_WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
+
+
+class Attacker(Protocol):
+    def scores(self, text: str, candidates: Sequence[str]) -> dict[str, float]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,22 +29,27 @@ class DocResult:
     entity: str
     category: str
     alpha: float
-    known: bool  # False: K does not know the entity; nothing was sanitized
+    known: bool  # False: K does not know the entity (nothing sanitized, or names only)
     token: dict[str, Scores]  # by annotator
     term: dict[str, Scores]
     utility_redaction: float  # eq. 8, percent
     utility_sanitization: float
     decisions: int
-    rank_sanitized: int | None = None
-    rank_redacted: int | None = None
+    # Attacker name -> rank of the true entity, on the sanitized and on the redacted text.
+    rank_sanitized: dict[str, int] = field(default_factory=dict)
+    rank_redacted: dict[str, int] = field(default_factory=dict)
+    # Why the gateway would not send the sanitized text ("residual-risk", "unknown-entity"); None: it would.
+    failure: str | None = None
+    words: int = 0
+    redacted_words: int = 0  # words of the original inside a span that became a redaction marker
 
 
 @dataclass(frozen=True, slots=True)
 class Baseline:
     """The attacker before anything is sanitized, and after a naive removal of the entity's name."""
 
-    rank_original: int
-    rank_naive: int
+    rank_original: dict[str, int]
+    rank_naive: dict[str, int]
 
 
 @dataclass(slots=True)
@@ -43,6 +58,7 @@ class Report:
     alphas: tuple[float, ...]
     candidates: tuple[str, ...]
     annotators: tuple[str, ...]
+    attackers: tuple[str, ...] = ()
     results: list[DocResult] = field(default_factory=list)
     baselines: dict[str, Baseline] = field(default_factory=dict)
 
@@ -62,16 +78,26 @@ class Report:
         rows = self.at(alpha, known_only=False)
         return sum(getattr(r, f"utility_{mode}") for r in rows) / len(rows) if rows else 100.0
 
-    def attack(self, alpha: float | None, stage: str) -> tuple[float, float] | None:
+    def failures(self, alpha: float) -> list[DocResult]:
+        return [r for r in self.at(alpha, known_only=False) if r.failure is not None]
+
+    def redacted_share(self, alpha: float) -> float:
+        """Percent of all words of all documents that became a redaction marker (sanitization mode)."""
+        rows = self.at(alpha, known_only=False)
+        words = sum(r.words for r in rows)
+        return 100.0 * sum(r.redacted_words for r in rows) / words if words else 0.0
+
+    def attack(self, alpha: float | None, stage: str, attacker: str | None = None) -> tuple[float, float] | None:
         """(mean rank, share ranked first in percent) of the true entity at one stage."""
+        name = attacker or (self.attackers[0] if self.attackers else "")
         if stage in ("original", "naive"):
-            ranks = [getattr(b, f"rank_{stage}") for b in self.baselines.values()]
+            ranks = [getattr(b, f"rank_{stage}").get(name) for b in self.baselines.values()]
         else:
-            ranks = [getattr(r, f"rank_{stage}") for r in self.at(alpha or 0.0, known_only=False)]
-            ranks = [r for r in ranks if r is not None]
-        if not ranks:
+            ranks = [getattr(r, f"rank_{stage}").get(name) for r in self.at(alpha or 0.0, known_only=False)]
+        found = [r for r in ranks if r is not None]
+        if not found:
             return None
-        return sum(ranks) / len(ranks), 100.0 * sum(1 for r in ranks if r == 1) / len(ranks)
+        return sum(found) / len(found), 100.0 * sum(1 for r in found if r == 1) / len(found)
 
 
 def evaluate(
@@ -80,18 +106,20 @@ def evaluate(
     alphas: Sequence[float],
     *,
     dataset: str,
-    attacker: EmbeddingAttacker | None = None,
+    attackers: Mapping[str, Attacker] | None = None,
     progress: Callable[[int], None] = lambda _n: None,
     **policy: object,
 ) -> Report:
+    attackers = dict(attackers or {})
     candidates = tuple(dict.fromkeys(d.entity for d in docs))
     annotators = tuple(dict.fromkeys(a.annotator for d in docs for a in d.annotations))
-    report = Report(dataset, tuple(alphas), candidates, annotators)
+    report = Report(dataset, tuple(alphas), candidates, annotators, tuple(attackers))
     for doc in docs:
-        if attacker is not None:
+        if attackers:
+            naive = naive_removal(doc.text, doc.entity)
             report.baselines[doc.doc_id] = Baseline(
-                rank_of(attacker.scores(doc.text, candidates), doc.entity),
-                rank_of(attacker.scores(naive_removal(doc.text, doc.entity), candidates), doc.entity),
+                {n: rank_of(a.scores(doc.text, candidates), doc.entity) for n, a in attackers.items()},
+                {n: rank_of(a.scores(naive, candidates), doc.entity) for n, a in attackers.items()},
             )
         gold_terms: dict[str, set[str]] = {}
         if doc.annotations:
@@ -100,9 +128,23 @@ def evaluate(
                 masked = [span for span, m in zip(ann.tokens, ann.masked, strict=True) if m]
                 gold_terms[ann.annotator] = {o.key for o in occs if any(a < o.end and o.start < b for a, b in masked)}
         for alpha in alphas:
-            report.results.append(_one(engine, doc, alpha, gold_terms, attacker, candidates, policy))
+            report.results.append(_one(engine, doc, alpha, gold_terms, attackers, candidates, policy))
             progress(1)
     return report
+
+
+def _ranks(
+    attackers: Mapping[str, Attacker], text: str, doc: EvalDocument, candidates: Sequence[str]
+) -> dict[str, int]:
+    return {n: rank_of(a.scores(text, candidates), doc.entity) for n, a in attackers.items()}
+
+
+def redacted_words(text: str, result: SanitizeResult) -> int:
+    """Words of ``text`` inside an edit whose replacement holds a redaction marker."""
+    spans = [(e.start, e.end) for e in result.edits if REDACTION_MARKER in e.text]
+    if not spans:
+        return 0
+    return sum(1 for m in _WORD.finditer(text) if any(s < m.end() and m.start() < e for s, e in spans))
 
 
 def _one(
@@ -110,26 +152,35 @@ def _one(
     doc: EvalDocument,
     alpha: float,
     gold_terms: dict[str, set[str]],
-    attacker: EmbeddingAttacker | None,
+    attackers: Mapping[str, Attacker],
     candidates: Sequence[str],
     policy: dict[str, object],
 ) -> DocResult:
+    words = sum(1 for _ in _WORD.finditer(doc.text))
     try:
         sanitized = engine.sanitize(doc.text, SanitizePolicy(entities=(doc.entity,), alpha=alpha, **policy))  # type: ignore[arg-type]
         redacted = engine.sanitize(doc.text, SanitizePolicy(entities=(doc.entity,), alpha=alpha, mode="redact",
                                                             **policy))  # type: ignore[arg-type]  # fmt: skip
     except UnknownEntityError:
-        # Nothing is sanitized: the attacker reads the original.
-        rank = rank_of(attacker.scores(doc.text, candidates), doc.entity) if attacker is not None else None
-        return DocResult(doc.doc_id, doc.entity, doc.category, alpha, False, {}, {}, 100.0, 100.0, 0, rank, rank)
+        # Refused: the gateway holds the message; the attacker is shown the original (the worst case).
+        rank = _ranks(attackers, doc.text, doc, candidates)
+        return DocResult(doc.doc_id, doc.entity, doc.category, alpha, False, {}, {}, 100.0, 100.0, 0, rank, rank,
+                         "unknown-entity", words, 0)  # fmt: skip
+    failure: str | None = None
+    try:
+        # The gateway's own last check, on the text a plain-text message would carry.
+        check_output(sanitized.text.encode(), "text", engine=engine, results=[sanitized], name=doc.doc_id,
+                     limits=DEFAULT_LIMITS)  # fmt: skip
+    except ResidualRiskError:
+        failure = "residual-risk"
     spans = [s for d in sanitized.decisions for s in d.spans]
     flagged = {d.term for d in sanitized.decisions}
     token = {a.annotator: token_scores(a.tokens, a.masked, spans) for a in doc.annotations}
     term = {a: term_scores(flagged, gold) for a, gold in gold_terms.items()}
-    ranks: tuple[int | None, int | None] = (None, None)
-    if attacker is not None:
-        ranks = (rank_of(attacker.scores(sanitized.text, candidates), doc.entity),
-                 rank_of(attacker.scores(redacted.text, candidates), doc.entity))  # fmt: skip
-    return DocResult(doc.doc_id, doc.entity, doc.category, alpha, True, token, term,
+    # A held message is counted as if the original had been read (the issue's worst case).
+    shown = doc.text if failure else sanitized.text
+    known = all(e.n_docs > 0 for e in sanitized.entities)
+    return DocResult(doc.doc_id, doc.entity, doc.category, alpha, known, token, term,
                      redacted.utility.preservation, sanitized.utility.preservation, len(sanitized.decisions),
-                     *ranks)  # fmt: skip
+                     _ranks(attackers, shown, doc, candidates), _ranks(attackers, redacted.text, doc, candidates),
+                     failure, words, redacted_words(doc.text, sanitized))  # fmt: skip

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from gateway.errors import InputError
+from gateway.model.derived import compound_parts, derivation_bases, glued_names
 from gateway.model.entities import resolve_entity
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.records import (
@@ -246,16 +247,24 @@ class Engine:
         rewrites: list[Rewritten] = []
         decisions: list[Decision] = []
         composed: list[TextEdit] = []
+        # Every key flagged so far (and by earlier policies): never written back, and
+        # redacted wherever a later round still finds it, so the pipeline's check passes.
+        flagged: set[str] = set(avoid)
         rounds = 0
-        for rounds in range(1, policy.max_rounds + 1):
-            last = rounds == policy.max_rounds
+        while True:
+            rounds += 1
+            # The policy's last round, and any round after it, redacts what it finds: each
+            # such round removes at least one term, so the loop ends, and it ends clean.
+            redacting = rounds >= policy.max_rounds and rounds > 1
+            if rounds > policy.max_rounds + MAX_SETTLING_ROUNDS:
+                break
             edits, found = self._round(
                 current,
                 policy,
                 entities,
-                force_redact=last and rounds > 1,
+                force_redact=redacting,
                 keys_out=original_keys if rounds == 1 else None,
-                avoid=avoid,
+                avoid=flagged,
             )
             if not found:
                 break
@@ -263,6 +272,7 @@ class Engine:
             for d in found:
                 spans = tuple(_to_original(rewrites, s) for s in d.spans)
                 decisions.append(replace(d, spans=tuple(sorted(set(spans)))))
+                flagged.add(d.term)
             composed = compose(composed, current, rewritten.edits)
             rewrites.append(rewritten)
             current = rewritten.text
@@ -316,7 +326,11 @@ class Engine:
         for key in by_key:
             if key in allow:
                 continue
-            if key in deny:
+            if key in avoid:
+                # Flagged in an earlier round or policy, and back (a phrase re-formed
+                # around a replacement): the final check would find it.
+                risky[key] = _Risky(key, "flagged-earlier", None)
+            elif key in deny:
                 risky[key] = _Risky(key, "deny-list", None)
             elif key in names:
                 e = names[key]
@@ -324,10 +338,15 @@ class Engine:
             else:
                 v = self.verdict((frozenset({key}),), entities, policy.alpha)
                 part = self._riskiest_word(key, names, entities, policy.alpha)
+                derived = None
+                if part is None and " " not in key and (v.n < min_support or not v.risky):
+                    derived = self._derived(key, _surface(tokens, by_key[key][0]), v.n, names, entities, policy.alpha)
                 if part is not None and (v.n < min_support or not v.risky):
                     # The phrase's words stay in the text: it discloses at least
                     # what its riskiest word does ("antiretroviral drug").
                     risky[key] = _Risky(key, "word-of-phrase", part)
+                elif derived is not None:
+                    risky[key] = _Risky(key, derived[1], derived[0])
                 elif v.n < min_support:
                     unknown.append(key)
                 elif v.risky:
@@ -378,6 +397,46 @@ class Engine:
             if v.n >= self.estimator.min_support and v.risky and (worst is None or v.ratio > worst.ratio):
                 worst = v
         return worst
+
+    def _derived(
+        self, key: str, surface: str, n: int, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
+    ) -> tuple[_Verdict, str] | None:
+        """A compound or derived word discloses what its riskiest part or base does.
+
+        Compounds ("AIDS-like", "cocaine-induced", "CD4-CCR5") are judged by
+        their parts whatever K says of the whole; derivations ("Houstonians",
+        "Chlamydial") and glued names ("HIVpositive") only when K barely knows
+        the word: a common one ("Atlantic") has counts of its own.
+        """
+
+        def name_verdict(e: Entity) -> _Verdict:
+            return _Verdict(e.n_docs, e, e.ic, e.ic / alpha, alpha)
+
+        def risky_term(k: str) -> _Verdict | None:
+            if k in names:
+                return name_verdict(names[k])
+            v = self.verdict((frozenset({k}),), entities, alpha)
+            return v if v.n >= self.estimator.min_support and v.risky else None
+
+        parts = compound_parts(surface)
+        if parts:
+            found = [v for p in parts if (k := self.key(p)) and k not in STOPWORDS and (v := risky_term(k))]
+            if not found and n < DERIVED_MAX_SUPPORT:
+                words = [self.key(p) for p in parts]
+                found = [d[0] for w in words if w and (d := self._derived(w, w, 0, names, entities, alpha))]
+            return (max(found, key=lambda v: v.ratio), "compound") if found else None
+        if n >= DERIVED_MAX_SUPPORT or not key.isalpha():
+            return None
+        for name, rest in glued_names(key, names):
+            if rest in _PREFIX_WORDS or self.count((frozenset({self.key(rest)}),)) >= DERIVED_MAX_SUPPORT:
+                return name_verdict(names[name]), "derived-form"
+        for base in derivation_bases(key):
+            if base in names:
+                return name_verdict(names[base]), "derived-form"
+            v = self.verdict((frozenset({base}),), entities, alpha)
+            if v.n >= DERIVED_MIN_BASE and v.risky:
+                return v, "derived-form"
+        return None
 
     def _start_chain(
         self,
@@ -654,6 +713,12 @@ class Engine:
 
 
 UNKNOWN_WINDOW = 8  # tokens either side of a risky term
+# A word in fewer paragraphs of K than this may be judged by the base it derives from.
+DERIVED_MAX_SUPPORT = 50
+DERIVED_MIN_BASE = 10  # a base must itself be well attested, or any rare stem would do
+_PREFIX_WORDS = frozenset({"anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "counter", "semi", "ex"})
+# Redacting rounds after the policy's last one, while the output still fails its own check.
+MAX_SETTLING_ROUNDS = 8
 _WORDLIKE = re.compile(r"[^\W\d_]+(?:[-'\u2019 ][^\W\d_]+)*")
 
 

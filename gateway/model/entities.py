@@ -27,6 +27,7 @@ from gateway.model.records import Entity
 from gateway.model.terms import STOPWORDS, Lemmatizer, key_of
 
 ALIAS_CONFIDENCE = 0.5
+RARE_ACRONYM = 50  # paragraphs: an acronym of an entity K does not know is taken as its name below this
 SYNONYM_RATIO = 0.5
 
 
@@ -101,17 +102,20 @@ def resolve_entity(
             continue
         note_acronym(cand, k)
         n_k = knowledge.count([{k}])
-        if n_k < max(min_support, 1):
-            continue
-        if knowledge.count([{k}, core]) / n_k >= alias_confidence:
+        if n_core == 0 and n_k < RARE_ACRONYM:
+            keys.add(k)  # K cannot vouch for "STI", and cannot vouch against a rare one either
+        elif n_k >= max(min_support, 1) and knowledge.count([{k}, core]) / n_k >= alias_confidence:
             keys.add(k)
     final = frozenset(keys)
     n_c = knowledge.count([final]) if final != core else n_core
-    if n_c == 0:
-        raise UnknownEntityError(
-            f"entity {name!r} does not occur in the knowledge source (looked for: {', '.join(sorted(final))}); "
-            "PMI cannot be computed for it: add an alias the corpus knows, or a larger K"
+    warning = ""
+    if n_c < max(min_support, 1):
+        # Its names are still risky wherever they appear; only inference by counts is lost.
+        warning = (
+            f"entity {name!r} occurs in {n_c} document(s) of the knowledge source (looked for: "
+            f"{', '.join(sorted(final))}): its names and derived forms are replaced, but related terms "
+            "cannot be judged by counts; add an alias the corpus knows, or a larger K"
         )
-    return Entity(
-        name=name, keys=final, n_docs=n_c, ic=-math.log(n_c / knowledge.n_docs), acronyms=frozenset(acronyms & final)
-    )
+    # With no document at all, IC(c) is that of a term K has not seen (finite, the largest there is).
+    ic = -math.log(n_c / knowledge.n_docs) if n_c else -math.log(1 / (knowledge.n_docs + 1))
+    return Entity(name=name, keys=final, n_docs=n_c, ic=ic, acronyms=frozenset(acronyms & final), warning=warning)

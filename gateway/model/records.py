@@ -61,6 +61,8 @@ class Entity:
     # Keys that are acronyms ("hiv", "std", "vd"): written in mixed case ("Vd",
     # "Std") a word is not the acronym.
     acronyms: frozenset[str] = frozenset()
+    # Set when K barely knows c: only its names are replaced (a warning for the operator, not a refusal).
+    warning: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -154,7 +156,13 @@ class SanitizeResult:
     def as_report(self) -> dict[str, Any]:
         return {
             "entities": [
-                {"name": e.name, "ic": round(e.ic, 4), "documents": e.n_docs, "lexicalizations": sorted(e.keys)}
+                {
+                    "name": e.name,
+                    "ic": round(e.ic, 4),
+                    "documents": e.n_docs,
+                    "lexicalizations": sorted(e.keys),
+                    **({"warning": e.warning} if e.warning else {}),
+                }
                 for e in self.entities
             ],
             "alpha": self.policy.alpha,

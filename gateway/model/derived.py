@@ -1,0 +1,66 @@
+"""Words built from other words: compounds ("AIDS-like", "cocaine-induced") and derivations ("Houstonians").
+
+K counts such a word as a word of its own, usually a rare one, so by counts
+alone it is "unknown to K" and left in the text, though a reader sees its
+base at once. A word that contains or derives from a term discloses at least
+what that term does; these functions only propose the candidate bases, the
+engine judges them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from gateway.model.terms import STOPWORDS
+
+# Derivational endings, longest first, and what the base may have lost before them
+# ("Chlamydia" -> "chlamydial", "Atlanta" -> "Atlantans", "Texas" -> "Texan").
+_SUFFIXES = (
+    "ians", "ites", "ists", "isms", "ers", "ans", "ian", "ite", "ist", "ism", "ese", "ish", "ial",
+    "ic", "al", "an", "er", "ns", "n",
+)  # fmt: skip
+_RESTORE = ("", "a", "e", "y", "ia", "as", "o", "um", "us")
+_PREFIXES = ("anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "un", "counter", "semi", "ex")
+MIN_BASE = 4  # shorter bases ("la", "ic") match too much by accident
+MIN_GLUED_NAME = 3  # "HIVpositive": a name glued to a word
+
+
+def compound_parts(surface: str) -> list[str]:
+    """The parts of a hyphenated or slashed compound, as written; [] for a plain word."""
+    if "-" not in surface and "/" not in surface:
+        return []
+    parts = [p for p in surface.replace("/", "-").split("-") if p]
+    return parts if len(parts) > 1 else []
+
+
+def derivation_bases(word: str) -> Iterator[str]:
+    """Candidate bases of a lower-case word, most likely first ("houstonians" -> "houston")."""
+    seen: set[str] = set()
+    for prefix in _PREFIXES:
+        if word.startswith(prefix) and len(word) - len(prefix) >= MIN_BASE:
+            rest = word[len(prefix) :]
+            if rest not in seen:
+                seen.add(rest)
+                yield rest
+    for suffix in _SUFFIXES:
+        if not word.endswith(suffix):
+            continue
+        stem = word[: -len(suffix)]
+        if len(stem) < MIN_BASE - 1:
+            continue
+        for tail in _RESTORE:
+            base = stem + tail
+            if len(base) >= MIN_BASE and base != word and base not in seen:
+                seen.add(base)
+                yield base
+
+
+def glued_names(word: str, names: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(name, the rest) for a name written together with another word ("hivpositive", "antihiv")."""
+    for name in names:
+        if " " in name or len(name) < MIN_GLUED_NAME or name == word or name in STOPWORDS:
+            continue
+        if word.startswith(name) and len(word) - len(name) >= 3:
+            yield name, word[len(name) :]
+        elif word.endswith(name) and len(word) - len(name) >= 3:
+            yield name, word[: -len(name)]
