@@ -37,25 +37,34 @@ class SenderRule:
 
     @property
     def kind(self) -> int:
-        """Precedence: exact address 0, domain 1, wildcard 2, default 3."""
+        """Precedence: exact address 0, directory group 1, domain 2, wildcard 3, default 4."""
         if self.match == "default":
-            return 3
-        if any(ch in self.match for ch in "*?["):
-            return 2
-        if "@" not in self.match or self.match.startswith("@"):
+            return 4
+        if self.group is not None:
             return 1
+        if any(ch in self.match for ch in "*?["):
+            return 3
+        if "@" not in self.match or self.match.startswith("@"):
+            return 2
         return 0
 
-    def matches(self, sender: str) -> bool:
+    @property
+    def group(self) -> str | None:
+        """For ``group:NAME``, the group's name or DN, lower-cased."""
+        return self.match[6:].strip().lower() if self.match.lower().startswith("group:") else None
+
+    def matches(self, sender: str, groups: frozenset[str] = frozenset()) -> bool:
         s = sender.lower()
         m = self.match.lower()
         kind = self.kind
         if kind == 0:
             return s == m
         if kind == 1:
+            return self.group in groups
+        if kind == 2:
             domain = m.lstrip("@")
             return s.rpartition("@")[2] == domain
-        if kind == 2:
+        if kind == 3:
             return fnmatch.fnmatchcase(s, m)
         return True
 
@@ -103,6 +112,25 @@ class EngineFiles:
     knowledge_url: str | None = None  # postgresql://… for knowledge = "postgresql"
 
 
+DEFAULT_USER_FILTER = "(|(mail={address})(proxyAddresses=smtp:{address}))"  # OpenLDAP's mail; AD's aliases too
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DirectoryConfig:
+    """The LDAP directory that says which groups a sender is in (for ``match = "group:…"``)."""
+
+    url: str  # ldap://host:389 or ldaps://host:636
+    base_dn: str
+    bind_dn: str = ""  # empty: an anonymous bind
+    bind_password_env: str = "SANIGATE_LDAP_PASSWORD"  # the password is read from this variable, never the file
+    user_filter: str = DEFAULT_USER_FILTER
+    group_attribute: str = "memberOf"  # an attribute of the user's entry that lists its groups' DNs; "" for none
+    group_filter: str = ""  # or search for groups: "(&(objectClass=groupOfNames)(member={dn}))"
+    group_base_dn: str = ""  # where to search for groups (default: base_dn)
+    cache_seconds: float = 300.0
+    timeout: float = 5.0
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AdminUser:
     name: str
@@ -132,11 +160,17 @@ class Config:
     policies: Mapping[str, PolicyConfig] = field(default_factory=dict)
     senders: tuple[SenderRule, ...] = ()
     admin: AdminConfig = field(default_factory=AdminConfig)
+    directory: DirectoryConfig | None = None
 
-    def policies_for(self, sender: str) -> list[PolicyConfig]:
-        """The ordered policies of the most specific rule that matches ``sender``."""
+    @property
+    def uses_groups(self) -> bool:
+        """Some rule matches a directory group: the sender's groups must be looked up first."""
+        return any(rule.group is not None for rule in self.senders)
+
+    def policies_for(self, sender: str, groups: frozenset[str] = frozenset()) -> list[PolicyConfig]:
+        """The ordered policies of the most specific rule that matches ``sender`` (in ``groups``, lower-cased)."""
         for rule in sorted(self.senders, key=lambda r: r.kind):  # stable: file order within a kind
-            if rule.matches(sender):
+            if rule.matches(sender, groups):
                 return [self.policies[name] for name in rule.policies]
         return []
 
@@ -192,7 +226,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from exc
     r = _Reader(source, data)
-    r.unknown_keys(data, "", ["server", "upstream", "store", "engine", "policies", "senders", "admin"])
+    r.unknown_keys(data, "", ["server", "upstream", "store", "engine", "policies", "senders", "admin", "directory"])
 
     s = r.table("server")
     r.unknown_keys(s, "server", ["listen", "hostname", "max_message_size", "max_in_flight", "workers",
@@ -332,8 +366,46 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
             if n not in policies:
                 raise r.fail(f"{prefix}.policies", f"names policy {n!r}, which is not defined under [policies]")
         rules.append(SenderRule(match=match, policies=tuple(names)))
+    directory = _directory(r)
+    for i, rule in enumerate(rules):
+        if rule.group is not None and (directory is None or not rule.group):
+            raise r.fail(f"senders[{i}].match", "a group: rule needs a group name and a [directory] to ask")
     return Config(source=source, server=server, upstream=upstream, store=store, engine=engine,
-                  policies=policies, senders=tuple(rules), admin=_admin(r))  # fmt: skip
+                  policies=policies, senders=tuple(rules), admin=_admin(r), directory=directory)  # fmt: skip
+
+
+def _directory(r: _Reader) -> DirectoryConfig | None:
+    if "directory" not in r.data:
+        return None
+    d = r.table("directory")
+    p = "directory"
+    keys = ["url", "base_dn", "bind_dn", "bind_password_env", "user_filter", "group_attribute", "group_filter",
+            "group_base_dn", "cache_seconds", "timeout"]  # fmt: skip
+    r.unknown_keys(d, p, keys)
+    url = r.get(d, p, "url", str, "")
+    if not url.startswith(("ldap://", "ldaps://")):
+        raise r.fail(f"{p}.url", f"must be an ldap:// or ldaps:// URL, not {url!r}")
+    base = r.get(d, p, "base_dn", str, "")
+    if not base:
+        raise r.fail(f"{p}.base_dn", "is required (where the senders' entries are)")
+    config = DirectoryConfig(
+        url=url, base_dn=base, bind_dn=r.get(d, p, "bind_dn", str, ""),
+        bind_password_env=r.get(d, p, "bind_password_env", str, "SANIGATE_LDAP_PASSWORD"),
+        user_filter=r.get(d, p, "user_filter", str, DEFAULT_USER_FILTER),
+        group_attribute=r.get(d, p, "group_attribute", str, "memberOf"),
+        group_filter=r.get(d, p, "group_filter", str, ""), group_base_dn=r.get(d, p, "group_base_dn", str, ""),
+        cache_seconds=float(r.get(d, p, "cache_seconds", (int, float), 300.0)),
+        timeout=float(r.get(d, p, "timeout", (int, float), 5.0)),
+    )  # fmt: skip
+    if "{address}" not in config.user_filter:
+        raise r.fail(f"{p}.user_filter", "must contain {address}")
+    if config.group_filter and "{dn}" not in config.group_filter:
+        raise r.fail(f"{p}.group_filter", "must contain {dn}")
+    if not config.group_attribute and not config.group_filter:
+        raise r.fail(f"{p}.group_attribute", "give group_attribute, group_filter, or both")
+    if config.cache_seconds < 0 or config.timeout <= 0:
+        raise r.fail(f"{p}.timeout", "cache_seconds must be >= 0 and timeout > 0")
+    return config
 
 
 def _web(r: _Reader, table: object, base: Path) -> WebCountConfig:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.config import Config, load_config
+from gateway.directory import Directory
 from gateway.errors import ConfigError
 from gateway.metrics import Metrics
 from gateway.relay import make_upstream
@@ -55,9 +56,10 @@ class Gateway:
         self._engine = engine_in_process
         self._pool: ProcessPoolExecutor | None = None
         self._upstream = make_upstream(self.config)
+        self.directory = Directory(self.config.directory) if self.config.directory else None
         self.handler = SanitizingHandler(
             config=lambda: self.config, upstream=lambda: self._upstream, store=self.store, pool=self._get_pool,
-            metrics=self.metrics, engine_in_process=engine_in_process,
+            metrics=self.metrics, engine_in_process=engine_in_process, directory=lambda: self.directory,
         )  # fmt: skip
         self._server: asyncio.base_events.Server | None = None
         self._metrics_server: Any = None
@@ -135,6 +137,8 @@ class Gateway:
         except ConfigError as exc:
             log.error("reload refused, keeping the running configuration: %s", exc.message)
             return False
+        if new.directory != self.config.directory:
+            self.directory = Directory(new.directory) if new.directory else None
         self.config = new
         self._upstream = make_upstream(new)
         log.info("configuration reloaded from %s (%d policies, %d sender rules)",

@@ -27,7 +27,8 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
-from gateway.config import Config
+from gateway.config import Config, PolicyConfig
+from gateway.directory import Directory, DirectoryUnavailableError
 from gateway.metrics import Metrics
 from gateway.relay import Reply, Transaction, Upstream, UpstreamError
 from gateway.store.base import Envelope as StoredEnvelope
@@ -85,8 +86,10 @@ class SanitizingHandler:
         pool: Callable[[], Executor],
         metrics: Metrics,
         engine_in_process: Any = None,
+        directory: Callable[[], Directory | None] = lambda: None,
     ) -> None:
         self._config = config
+        self._directory = directory
         self._upstream = upstream
         self._store = store
         self._pool = pool
@@ -241,7 +244,12 @@ class SanitizingHandler:
     async def _deliver(self, session: Session, envelope: Envelope, message_id: str, data: bytes,
                        config: Config, turn: _Turn) -> str:  # fmt: skip
         sender = envelope.mail_from or ""
-        policies = config.policies_for(sender)
+        try:
+            policies = await self.policies_for(sender, config)
+        except DirectoryUnavailableError as exc:
+            self._count("tempfail")
+            log.warning("message %s from %s: %s", message_id, sender, exc.message)
+            return "451 4.4.3 The sender's directory groups cannot be looked up now, try again later"
         names = [p.name for p in policies]
         stored_env = StoredEnvelope(
             sender=sender, recipients=tuple(envelope.rcpt_tos),
@@ -294,6 +302,14 @@ class SanitizingHandler:
                 # Delivered already: a retry would deliver twice. Say it loudly instead.
                 log.exception("message %s delivered but its audit record could not be stored", message_id)
         return f"250 2.0.0 Ok: {outcome} as {message_id}"
+
+    async def policies_for(self, sender: str, config: Config) -> list[PolicyConfig]:
+        """The sender's policies; when a rule names a directory group, after asking the directory (in a thread)."""
+        directory = self._directory()
+        if not config.uses_groups or directory is None:
+            return config.policies_for(sender)
+        groups = await asyncio.to_thread(directory.groups_of, sender)
+        return config.policies_for(sender, groups)
 
     async def _hold(self, message_id: str, env: StoredEnvelope, names: list[str], data: bytes,
                     result: JobResult) -> str:  # fmt: skip
