@@ -266,3 +266,58 @@ def test_a_scanned_pdf_is_held() -> None:
     pdf.image(io.BytesIO(chart_png()), x=50, y=50, w=400)
     with pytest.raises(UnreadableContentError, match="images of text"):
         extract_pdf(bytes(pdf.output()), part="scan.pdf", limits=Limits())
+
+
+def _with_an_earlier_revision(data: bytes) -> bytes:
+    """An incremental update as an editor appends one: the old Info ('HIV results') stays in the file's bytes."""
+    root = re.search(rb"/Root (\d+ \d+ R)", data)
+    size = re.search(rb"/Size (\d+)", data)
+    assert root and size
+    n, startxref = int(size[1]), int(re.findall(rb"startxref\s+(\d+)", data)[-1])
+    info = f"{n} 0 obj\n<< /Title (Minutes) >>\nendobj\n".encode()
+    orphan = f"{n + 1} 0 obj\n(HIV positive: an object nothing refers to)\nendobj\n".encode()
+    xref_at = len(data) + len(info) + len(orphan)
+    tail = (
+        f"xref\n{n} 2\n{len(data):010d} 00000 n \n{len(data) + len(info):010d} 00000 n \n"
+        f"trailer\n<< /Size {n + 2} /Root {root[1].decode()} /Info {n} 0 R /Prev {startxref} >>\n"
+        f"startxref\n{xref_at}\n%%EOF\n"
+    )
+    return data + info + orphan + tail.encode()
+
+
+def test_earlier_revisions_and_orphan_objects_do_not_leave(engine: Engine) -> None:
+    pdf = FPDF(unit="pt")
+    pdf.set_title("HIV results")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 14, "Minutes of the garden committee: the roses need water.")
+    data = _with_an_earlier_revision(bytes(pdf.output()))
+    hiv = re.compile(r"(?<![a-z])hiv(?![a-z])", re.IGNORECASE)
+    assert hiv.search(data.decode("latin-1"))
+    with pikepdf.open(io.BytesIO(data)) as doc:
+        assert str(doc.docinfo["/Title"]) == "Minutes"  # a reader sees only the last revision
+    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="r.pdf")
+    reasons = " ".join(n.reason for n in outcome.notes)
+    assert "earlier revisions" in reasons and "nothing in the document refers to" in reasons
+    assert traces(outcome.data, hiv) == [] and outcome.data.count(b"%%EOF") == 1
+
+
+@needs_poppler
+def test_a_pdf_attached_to_a_message_is_sanitized_in_place(engine: Engine, report: bytes, tmp_path: Path) -> None:
+    import email
+    import email.policy
+    from email.message import EmailMessage
+
+    msg = EmailMessage()
+    msg["From"] = "clinic@example.org"
+    msg["To"] = "board@example.com"
+    msg["Subject"] = "Quarterly report"
+    msg.set_content("Please find the report attached.\n")
+    msg.add_attachment(report, maintype="application", subtype="pdf", filename="report.pdf")
+    outcome = process(msg.as_bytes(), engine=engine, policies=HIV_LA, name="m.eml")
+    out = email.message_from_bytes(outcome.data, policy=email.policy.default)
+    assert isinstance(out, EmailMessage)
+    attached = next(p for p in out.iter_attachments() if p.get_filename() == "report.pdf").get_payload(decode=True)
+    assert isinstance(attached, bytes) and attached != report
+    assert len(render(attached, tmp_path)) == 2 and fonts(report, tmp_path) <= fonts(attached, tmp_path)
+    assert traces(attached, HIV_WORDS) == [] and "Counselling" in poppler("pdftotext", attached, tmp_path)

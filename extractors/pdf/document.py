@@ -96,6 +96,7 @@ class PdfFile:
         self.slots: list[_Slot] = []
         self.xmps: list[_Xmp] = []
         self._seen: set[tuple[int, int]] = set()
+        self._leftovers(data)
         self._remove_unread()
         self._read_content()
         self._read_strings()
@@ -105,6 +106,38 @@ class PdfFile:
     def _note(self, action: str, reason: str) -> None:
         if (action, reason) not in self.notes:
             self.notes.append((action, reason))
+
+    def _leftovers(self, data: bytes) -> None:
+        """Earlier revisions and objects nothing refers to are not read: the rewritten file leaves them out."""
+        revisions = data.count(b"%%EOF")
+        if revisions > (2 if self.pdf.is_linearized else 1):
+            self._note("removed", "earlier revisions of the file (incremental updates, not read)")
+        seen: set[tuple[int, int]] = set()
+        stack: list[object] = [self.pdf.trailer]
+        while stack:
+            obj = stack.pop()
+            items: list[object]
+            if isinstance(obj, pikepdf.Array):
+                items = list(obj)
+            elif isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream)):
+                items = [obj.get(k) for k in obj.keys()]  # noqa: SIM118
+            else:
+                continue
+            for item in items:
+                if isinstance(item, pikepdf.Object) and item.is_indirect:
+                    if item.objgen in seen:
+                        continue
+                    seen.add(item.objgen)
+                stack.append(item)
+        for obj in self.pdf.objects:
+            if obj.objgen in seen or not isinstance(
+                obj, (pikepdf.Dictionary, pikepdf.Stream, pikepdf.Array, pikepdf.String)
+            ):
+                continue
+            if isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream)) and obj.get("/Type") in (Name.ObjStm, Name.XRef):
+                continue
+            self._note("removed", "objects nothing in the document refers to (not read)")
+            break
 
     def _remove_unread(self) -> None:
         root = self.pdf.Root
