@@ -321,3 +321,34 @@ def test_a_pdf_attached_to_a_message_is_sanitized_in_place(engine: Engine, repor
     assert isinstance(attached, bytes) and attached != report
     assert len(render(attached, tmp_path)) == 2 and fonts(report, tmp_path) <= fonts(attached, tmp_path)
     assert traces(attached, HIV_WORDS) == [] and "Counselling" in poppler("pdftotext", attached, tmp_path)
+
+
+def test_a_ligature_reads_as_its_letters() -> None:
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.add_font("Sans", fname=str(FONTS / "DejaVuSans.ttf"))
+    pdf.set_font("Sans", size=11)
+    pdf.multi_cell(0, 14, "Signi\ufb01cant \ufb01ndings of the di\ufb00erential test were discussed.")
+    assert (
+        "Significant findings of the differential test"
+        in extract_pdf(bytes(pdf.output()), part="l", limits=Limits()).text
+    )
+
+
+@needs_poppler
+def test_a_longer_replacement_stays_in_its_column(report: bytes, tmp_path: Path) -> None:
+    doc = extract_pdf(report, part="r", limits=Limits())
+    new = []
+    for seg in doc.segments:
+        edits = [(m.start(), m.end(), "an exceptionally long generalization") for m in re.finditer("HIV", seg.text)]
+        new.append(apply_to_pieces(seg.pieces, edits))
+    out = doc.rebuild(new)
+    html = poppler("pdftotext", out, tmp_path, "-bbox", "-f", "1", "-l", "1")
+    pattern = r'xMin="([\d.]+)" yMin="([\d.]+)" xMax="([\d.]+)".*?>([^<]*)<'
+    words = [(float(x0), float(y0), float(x1), w) for x0, y0, x1, w in re.findall(pattern, html)]
+    top = min(y for _x0, y, _x1, w in words if w == "Staff")  # the first word of the right column
+    bottom = min(y for _x0, y, _x1, w in words if w == "Service")  # the table under the columns
+    right_column = min(x0 for x0, _y, _x1, w in words if w == "Staff")
+    left = [x1 for x0, y, x1, _w in words if top - 1 <= y < bottom and x0 < right_column - 20]
+    assert len(left) > 50 and max(left) <= right_column  # nothing of the left column runs into the right
+    assert "HIV" not in poppler("pdftotext", out, tmp_path)

@@ -345,7 +345,7 @@ class Editor:
             out.append(code)
         return out
 
-    def _font_for(self, text: str, g: Glyph) -> tuple[Font, Name, list[bytes | None]] | None:
+    def _font_for(self, text: str, g: Glyph, *, probe: bool = False) -> tuple[Font, Name, list[bytes | None]] | None:
         state = self.st.shown[g.op].state
         assert state.font is not None and state.font_name is not None
         codes = self._encode(text, state.font)
@@ -356,7 +356,7 @@ class Editor:
         codes = self._encode(text, std)
         if codes is None:
             return None
-        return std, self.add_font(base), codes
+        return std, Name("/Probe") if probe else self.add_font(base), codes
 
     def _advance(self, font: Font, codes: list[bytes | None], text: str, state: TextState, size: float) -> float:
         """Displacement of the replacement in text space before horizontal scaling."""
@@ -373,7 +373,7 @@ class Editor:
     def _natural(self, text: str, gi: int) -> float:
         g = self.st.glyphs[gi]
         state = self.st.shown[g.op].state
-        chosen = self._font_for(text, g)
+        chosen = self._font_for(text, g, probe=True)
         if chosen is None:
             return math.inf
         font, _name, codes = chosen
@@ -470,14 +470,17 @@ class Editor:
             k += 1
         lines = self._line_info()
         me = lines[ln]
-        column = [info.end for info in lines.values() if abs(info.start - me.start) < 1.0]
+        # The column's edge: the widest of the nearby lines that start where this one does (not a title or a
+        # running head that spans the page).
+        band = 8 * me.size
+        column = [info.end for info in lines.values() if abs(info.start - me.start) < 1.0 and abs(info.y - me.y) < band]
         right = max(column) if column else end
         while k < len(st.glyphs) and st.line_of[k] == ln:  # text further on the line that does not move
             if st.glyphs[k].x > end - 0.1:
                 right = min(right, st.glyphs[k].x - 0.5 * me.size)
             k += 1
-        for k, info in lines.items():
-            if k != ln and abs(info.y - me.y) < 0.5 * me.size and info.start > end - 0.1:
+        for k, info in lines.items():  # text of another column or cell beside this line
+            if k != ln and abs(info.y - me.y) < me.size and info.start > end - 0.1:
                 right = min(right, info.start - 0.5 * me.size)
         return max(0.0, right - end - self.used_room.get(ln, 0.0))
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import io
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -307,7 +308,8 @@ class PdfFile:
         stream = holder["/Metadata"]
         try:
             parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-            root = etree.fromstring(stream.read_bytes(), parser)
+            # The packet wrapper is rewritten anyway, and editors leave broken byte-order marks in it.
+            root = etree.fromstring(re.sub(rb"<\?xpacket[^>]*\?>", b"", stream.read_bytes()).strip(), parser)
         except (etree.XMLSyntaxError, pikepdf.PdfError, ValueError):
             del holder["/Metadata"]
             self._note("removed", "XMP metadata that cannot be read")

@@ -27,6 +27,9 @@ STANDARD_ALIASES = {
     "CourierNew": "Courier",
     "CourierNewPSMT": "Courier",
 }
+# A ligature glyph reads as its letters, so "di\ufb00erential" is the word "differential".
+LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                           "\ufb05": "st", "\ufb06": "st"})  # fmt: skip
 SUBSET = re.compile(r"^[A-Z]{6}\+")
 
 
@@ -85,7 +88,7 @@ class Font:
         text = self.to_unicode.get(code)
         if text is None:
             text = self.encoding.get(code if self.simple else cid, "")
-        return text.replace("\x00", "")
+        return text.replace("\x00", "").translate(LIGATURES)
 
     def width(self, cid: int, text: str) -> float:
         w = self.widths.get(cid)
@@ -138,11 +141,15 @@ def standard_font(base: str) -> Font:
 def fallback_for(font: Font) -> str:
     """The standard font closest to ``font``: serif or not, fixed pitch or not, bold, italic."""
     name = font.base.lower()
-    bold = "bold" in name or "black" in name or "heavy" in name
-    italic = "italic" in name or "oblique" in name
-    if font.flags & 1 or "courier" in name or "mono" in name:
+    bold = any(w in name for w in ("bold", "black", "heavy", "medi", "semibold", "demi", "cmbx")) or bool(
+        font.flags & (1 << 18)
+    )
+    italic = any(w in name for w in ("italic", "oblique", "cmti", "cmsl")) or bool(font.flags & (1 << 6))
+    serif_names = ("times", "roman", "nimbusrom", "cmr", "cmbx", "cmti", "minion", "garamond", "georgia",
+                   "cambria", "palatino", "century", "book", "baskerville", "caslon", "utopia", "charter")  # fmt: skip
+    if font.flags & 1 or "courier" in name or "mono" in name or name.startswith("cmtt"):
         family, it = "Courier", "Oblique"
-    elif font.flags & 2 or "times" in name or ("serif" in name and "sans" not in name):
+    elif font.flags & 2 or any(w in name for w in serif_names) or ("serif" in name and "sans" not in name):
         family, it = "Times", "Italic"
     else:
         family, it = "Helvetica", "Oblique"
