@@ -68,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sv = sub.add_parser("serve", help="run the SMTP gateway")
     sv.add_argument("--config", "-c", type=Path, help="TOML configuration (default: the embedded defaults)")
+    mi = sub.add_parser("milter", help="run the gateway as a milter (Postfix smtpd_milters)")
+    mi.add_argument("--config", "-c", type=Path, help="TOML configuration (its [milter], policies, store)")
 
     from gateway.evaluation.cli import add_parser as add_eval
 
@@ -271,6 +273,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_milter(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from gateway.milter import MilterGateway
+    from gateway.serve import serve
+
+    _json_logs()
+    asyncio.run(serve(args.config, front=MilterGateway, name="sanigate milter"))
+    return 0
+
+
 def cmd_admin(args: argparse.Namespace) -> int:
     if args.admin_command == "user":
         return _admin_user(args)
@@ -369,6 +382,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "explain": cmd_explain,
         "index": cmd_index,
         "serve": cmd_serve,
+        "milter": cmd_milter,
         "quarantine": cmd_quarantine,
         "admin": cmd_admin,
         "hash-password": cmd_hash_password,

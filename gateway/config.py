@@ -112,6 +112,15 @@ class EngineFiles:
     knowledge_url: str | None = None  # postgresql://… for knowledge = "postgresql"
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MilterConfig:
+    """``sanigate milter``: where Postfix's smtpd_milters reaches it, and where a held message stays."""
+
+    host: str = "127.0.0.1"
+    port: int = 8894
+    hold: str = "store"  # "store": kept in sanigate's quarantine, dropped from Postfix; "postfix": its hold queue
+
+
 DEFAULT_USER_FILTER = "(|(mail={address})(proxyAddresses=smtp:{address}))"  # OpenLDAP's mail; AD's aliases too
 
 
@@ -161,6 +170,7 @@ class Config:
     senders: tuple[SenderRule, ...] = ()
     admin: AdminConfig = field(default_factory=AdminConfig)
     directory: DirectoryConfig | None = None
+    milter: MilterConfig = field(default_factory=MilterConfig)
 
     @property
     def uses_groups(self) -> bool:
@@ -226,7 +236,8 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{source}: invalid TOML: {exc}") from exc
     r = _Reader(source, data)
-    r.unknown_keys(data, "", ["server", "upstream", "store", "engine", "policies", "senders", "admin", "directory"])
+    r.unknown_keys(data, "", ["server", "upstream", "store", "engine", "policies", "senders", "admin", "directory",
+                              "milter"])  # fmt: skip
 
     s = r.table("server")
     r.unknown_keys(s, "server", ["listen", "hostname", "max_message_size", "max_in_flight", "workers",
@@ -370,8 +381,15 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
     for i, rule in enumerate(rules):
         if rule.group is not None and (directory is None or not rule.group):
             raise r.fail(f"senders[{i}].match", "a group: rule needs a group name and a [directory] to ask")
+    m = r.table("milter")
+    r.unknown_keys(m, "milter", ["listen", "hold"])
+    m_host, m_port = _address(r, "milter.listen", r.get(m, "milter", "listen", str, "127.0.0.1:8894"))
+    hold = r.get(m, "milter", "hold", str, "store")
+    if hold not in ("store", "postfix"):
+        raise r.fail("milter.hold", f"must be store or postfix, not {hold!r}")
     return Config(source=source, server=server, upstream=upstream, store=store, engine=engine,
-                  policies=policies, senders=tuple(rules), admin=_admin(r), directory=directory)  # fmt: skip
+                  policies=policies, senders=tuple(rules), admin=_admin(r), directory=directory,
+                  milter=MilterConfig(host=m_host, port=m_port, hold=hold))  # fmt: skip
 
 
 def _directory(r: _Reader) -> DirectoryConfig | None:

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import multiprocessing as mp
+import os
 import signal
 import ssl
 import time
@@ -13,6 +14,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from gateway import sdnotify
 from gateway.config import Config, load_config
 from gateway.directory import Directory
 from gateway.errors import ConfigError
@@ -64,6 +66,7 @@ class Gateway:
         self._server: asyncio.base_events.Server | None = None
         self._metrics_server: Any = None
         self.port = 0
+        self.listen_host = ""
         self.metrics_port = 0
         self._flusher: asyncio.Task[None] | None = None
 
@@ -95,6 +98,15 @@ class Gateway:
             await asyncio.gather(*(loop.run_in_executor(pool, _ping) for _ in range(s.workers)))
             log.info("%d sanitizer processes ready in %.1f s", s.workers, time.monotonic() - started)
         await self._validate(self.config)
+        await self._listen()
+        if s.metrics_enabled:
+            self._metrics_server = self.metrics.serve(s.metrics_host, s.metrics_port)
+            self.metrics_port = self._metrics_server.server_address[1]
+        self._flusher = asyncio.create_task(self._flush_outcomes_every(OUTCOME_FLUSH_SECONDS))
+
+    async def _listen(self) -> None:
+        """The front end: SMTP here; ``sanigate milter`` speaks the milter protocol instead."""
+        s = self.config.server
         tls = self._tls_context()
 
         def factory() -> GatewaySMTP:
@@ -103,12 +115,9 @@ class Gateway:
                 decode_data=False, tls_context=tls, require_starttls=False, ident="sanigate ESMTP",
             )  # fmt: skip
 
-        self._server = await loop.create_server(factory, host=s.host, port=s.port)
+        self._server = await asyncio.get_running_loop().create_server(factory, host=s.host, port=s.port)
         self.port = self._server.sockets[0].getsockname()[1]
-        if s.metrics_enabled:
-            self._metrics_server = self.metrics.serve(s.metrics_host, s.metrics_port)
-            self.metrics_port = self._metrics_server.server_address[1]
-        self._flusher = asyncio.create_task(self._flush_outcomes_every(OUTCOME_FLUSH_SECONDS))
+        self.listen_host = s.host
         log.info("listening on %s:%d, relaying to %s", s.host, self.port,
                  f"{self.config.upstream.host}:{self.config.upstream.port}" if self.config.upstream.host
                  else f"Maildir {self.config.upstream.maildir}")  # fmt: skip
@@ -176,8 +185,9 @@ class Gateway:
         self.store.close()
 
 
-async def serve(config_path: Path | None) -> None:
-    gateway = Gateway(config_path)
+async def serve(config_path: Path | None, *, front: type[Gateway] = Gateway, name: str = "sanigate") -> None:
+    """Run a gateway until SIGTERM; SIGHUP reloads. Under systemd, readiness is sent once the workers answer."""
+    gateway = front(config_path)
     try:
         await gateway.start()
     except BaseException:
@@ -187,18 +197,30 @@ async def serve(config_path: Path | None) -> None:
     stop = asyncio.Event()
     reloads: set[asyncio.Task[bool]] = set()
 
+    async def reload() -> bool:
+        sdnotify.reloading()
+        try:
+            return await gateway.reload()
+        finally:
+            sdnotify.notify("READY=1", f"STATUS={_status(gateway, name)}")
+
     def on_hup() -> None:
-        task = loop.create_task(gateway.reload())
+        task = loop.create_task(reload())
         reloads.add(task)
         task.add_done_callback(reloads.discard)
 
     loop.add_signal_handler(signal.SIGHUP, on_hup)
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    metrics = (
-        f", metrics on {gateway.config.server.metrics_host}:{gateway.metrics_port}" if gateway.metrics_port else ""
-    )
-    print(f"sanigate: listening on {gateway.config.server.host}:{gateway.port}{metrics}", flush=True)
+    print(f"{_status(gateway, name)}", flush=True)
+    sdnotify.notify("READY=1", f"STATUS={_status(gateway, name)}", f"MAINPID={os.getpid()}")
     await stop.wait()
     log.info("stopping")
+    sdnotify.notify("STOPPING=1")
     await gateway.stop()
+
+
+def _status(gateway: Gateway, name: str) -> str:
+    s = gateway.config.server
+    metrics = f", metrics on {s.metrics_host}:{gateway.metrics_port}" if gateway.metrics_port else ""
+    return f"{name}: listening on {gateway.listen_host}:{gateway.port}{metrics}"

@@ -15,11 +15,12 @@ Reply semantics, in one place:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import logging
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -256,19 +257,9 @@ class SanitizingHandler:
             client_address=self.state(session).xforward.get("ADDR", str(session.peer[0]) if session.peer else ""),
             client_name=self.state(session).xforward.get("NAME", ""), helo=session.host_name or "",
         )  # fmt: skip
-        try:
-            result = await self._run(data, policies, message_id, config)
-        except (TimeoutError, BrokenProcessPool) as exc:
-            why = "timeout" if isinstance(exc, asyncio.TimeoutError) else "sanitizer-crashed"
-            detail = (f"not sanitized within process_timeout ({config.server.process_timeout:g} s)" if why == "timeout"
-                      else "the sanitizer process died on this message")  # fmt: skip
-            result = JobResult("hold", None, why, (), cause=HoldCause(detail=detail))
-        except Exception as exc:
-            log.exception("message %s: internal error", message_id)
-            result = JobResult("hold", None, "internal-error", (), cause=HoldCause(detail=type(exc).__name__))
+        result = await self.judge(data, policies, message_id, config)
         await turn.wait()  # sanitized in parallel, but sent (or held) in the order it arrived
-        for d in result.decisions:
-            self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
+        self.count_decisions(result)
         if result.verdict == "reject":
             self._count("rejected")
             return f"554 5.7.1 Message refused by policy ({result.reason})"
@@ -324,6 +315,45 @@ class SanitizingHandler:
             return "451 4.3.0 Message could not be held for review, try again later"
         self._count("held")
         return f"250 2.0.0 Ok: held for review as {message_id} ({result.reason})"
+
+    async def judge(self, data: bytes, policies: list[PolicyConfig], message_id: str, config: Config) -> JobResult:
+        """Sanitize in the pool; a timeout, a dead worker or a bug is a hold, never an exception."""
+        try:
+            return await self._run(data, policies, message_id, config)
+        except (TimeoutError, BrokenProcessPool) as exc:
+            why = "timeout" if isinstance(exc, asyncio.TimeoutError) else "sanitizer-crashed"
+            detail = (f"not sanitized within process_timeout ({config.server.process_timeout:g} s)" if why == "timeout"
+                      else "the sanitizer process died on this message")  # fmt: skip
+            return JobResult("hold", None, why, (), cause=HoldCause(detail=detail))
+        except Exception as exc:
+            log.exception("message %s: internal error", message_id)
+            return JobResult("hold", None, "internal-error", (), cause=HoldCause(detail=type(exc).__name__))
+
+    def record(self, outcome: str) -> None:
+        """Count a message's outcome (metrics and the dashboard)."""
+        self._count(outcome)
+
+    async def save(self, **record: Any) -> None:
+        """Store a message (``Store.save``'s arguments) from the store's thread."""
+        await self._store_call(self._store.save, **record)
+
+    @contextlib.contextmanager
+    def in_progress(self) -> Iterator[bool]:
+        """Count a message as in flight; yields False when max_in_flight are already."""
+        if self._in_flight >= self._config().server.max_in_flight:
+            yield False
+            return
+        self._in_flight += 1
+        self._metrics.in_flight.set(self._in_flight)
+        try:
+            yield True
+        finally:
+            self._in_flight -= 1
+            self._metrics.in_flight.set(self._in_flight)
+
+    def count_decisions(self, result: JobResult) -> None:
+        for d in result.decisions:
+            self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
 
     async def _run(self, data: bytes, policies: list[Any], message_id: str, config: Config) -> JobResult:
         loop = asyncio.get_running_loop()

@@ -56,9 +56,9 @@ path = "{tmp}/store.db"
 
 
 class Server:
-    def __init__(self, cfg: Path, cwd: Path) -> None:
+    def __init__(self, cfg: Path, cwd: Path, command: str = "serve") -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway.cli", "serve", "--config", str(cfg)],
+            [sys.executable, "-m", "gateway.cli", command, "--config", str(cfg)],
             cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert self.proc.stdout is not None and self.proc.stderr is not None

@@ -1,0 +1,187 @@
+"""``sanigate milter`` end to end with a real Postfix from Debian, configured with the shipped fragment.
+
+A private Postfix instance takes mail on a loopback port and calls sanigate through smtpd_milters before
+queueing it; it delivers into a Maildir. Checked: header and body replacement, two messages in one SMTP
+session, a held message (kept by sanigate and dropped by Postfix, or kept in Postfix's hold queue), a
+policy refusal, and a milter that is down (the client is told to retry).
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import os
+import shutil
+import signal
+import smtplib
+import sqlite3
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from test_postfix import MAIN, MASTER, NOBODY, ROOT, free_port, wait_for
+from test_serve import Server
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("postfix") is None or os.geteuid() != 0,
+    reason="needs Debian's postfix and root (CI installs it: .ci/run)",
+)
+
+ENCRYPTED = (
+    b"From: doctor@sanigate.test\r\nTo: a@example.test\r\nSubject: secret\r\nMIME-Version: 1.0\r\n"
+    b'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"\r\n'
+    b"Content-Transfer-Encoding: base64\r\n\r\nMIIBAAYJKoZIhvcNAQcDoIIB8TCCAe0CAQAxggGQ\r\n"
+)
+
+
+class MilterPostfix:
+    def __init__(self, root: Path, milter_port: int) -> None:
+        self.root = root
+        self.etc = root / "etc"
+        self.smtp_port = free_port()
+        self.etc.mkdir(parents=True)
+        for sub in ("queue", "data", "mail"):
+            (root / sub).mkdir()
+        shutil.chown(root / "data", "postfix")
+        os.chown(root / "mail", NOBODY, NOBODY)
+        fragment = (ROOT / "config/postfix/milter.main.cf.fragment").read_text()
+        main = MAIN.format(root=root, nobody=NOBODY) + fragment.replace("127.0.0.1:8894", f"127.0.0.1:{milter_port}")
+        (self.etc / "main.cf").write_text(main)
+        (self.etc / "master.cf").write_text(MASTER.format(smtp_port=f"127.0.0.1:{self.smtp_port}"))
+        self.postfix("check")
+        self.postfix("start")
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                smtplib.SMTP("127.0.0.1", self.smtp_port, timeout=1).quit()
+                return
+            except OSError:
+                time.sleep(0.2)
+        raise AssertionError("postfix did not start")
+
+    def postfix(self, *args: str) -> str:
+        proc = subprocess.run(["postfix", "-c", str(self.etc), *args], capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout
+
+    def log(self) -> str:
+        f = self.root / "maillog"
+        return f.read_text(errors="replace") if f.exists() else ""
+
+    def delivered(self) -> list[Path]:
+        new = self.root / "mail" / "a" / "new"
+        return sorted(new.iterdir(), key=lambda p: p.stat().st_mtime_ns) if new.exists() else []
+
+    def held(self) -> int:
+        return sum(1 for p in (self.root / "queue" / "hold").rglob("*") if p.is_file())
+
+
+def note(subject: str, body: str) -> bytes:
+    return (f"From: Doctor <doctor@sanigate.test>\r\nTo: a@example.test\r\nSubject: {subject}\r\n"
+            f"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{body}\r\n").encode()  # fmt: skip
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    d = Path(tempfile.mkdtemp(prefix="sanigate-milter-", dir="/var/tmp"))
+    d.chmod(0o755)
+    yield d
+    subprocess.run(["postfix", "-c", str(d / "etc"), "stop"], capture_output=True, timeout=60)
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def milter_config(root: Path, port: int, hold: str) -> Path:
+    cfg = root / "sanigate.toml"
+    cfg.write_text(f"""
+[server]
+metrics_listen = "127.0.0.1:0"
+workers = 1
+[milter]
+listen = "127.0.0.1:{port}"
+hold = "{hold}"
+[store]
+path = "{root}/store.db"
+[policies.medical]
+entities = ["HIV"]
+alpha = 1.5
+[policies.strict]
+entities = ["HIV"]
+alpha = 1.5
+on_failure = "reject"
+[[senders]]
+match = "strict@sanigate.test"
+policies = ["strict"]
+[[senders]]
+match = "default"
+policies = ["medical"]
+""")
+    return cfg
+
+
+def test_milter_with_postfix_end_to_end(root: Path) -> None:
+    port = free_port()
+    cfg = milter_config(root, port, "store")
+    gateway = Server(cfg, root, command="milter")
+    try:
+        pf = MilterPostfix(root, port)
+        with smtplib.SMTP("127.0.0.1", pf.smtp_port, timeout=60) as client:  # two messages, one session
+            client.sendmail(
+                "doctor@sanigate.test",
+                ["a@example.test"],
+                note("HIV results", "The patient had an HIV test and started antiretroviral therapy."),
+            )
+            client.sendmail("doctor@sanigate.test", ["a@example.test"], note("HIV again", "Another HIV test."))
+            client.sendmail("doctor@sanigate.test", ["a@example.test"], note("Lunch", "Lunch at noon?"))
+        wait_for(lambda: len(pf.delivered()) == 3, 60, "three deliveries", pf)  # type: ignore[arg-type]
+        first, second, clean = (email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
+                                for p in pf.delivered())  # fmt: skip
+        for m in (first, second):
+            raw = m.as_bytes()
+            assert b"HIV" not in raw and b"antiretroviral" not in raw, raw
+            assert m["X-Sanigate"].startswith("status=sanitized; policies=medical")
+        assert "HIV" not in first["Subject"] and first["Subject"].endswith("results")  # the header was replaced
+        assert clean["X-Sanigate"].startswith("status=clean") and "Lunch at noon?" in clean.get_content()
+        db = sqlite3.connect(root / "store.db")
+        assert {r[0] for r in db.execute("SELECT term FROM audit WHERE kind = 'decision'")} >= {"HIV"}
+
+        # Cannot be inspected: sanigate keeps the original, Postfix drops its copy, the client hears 250.
+        with smtplib.SMTP("127.0.0.1", pf.smtp_port, timeout=60) as client:
+            client.sendmail("doctor@sanigate.test", ["a@example.test"], ENCRYPTED)
+        held = db.execute("SELECT id, reason, cause FROM messages WHERE status = 'held'").fetchall()
+        assert len(held) == 1 and held[0][1] == "encrypted" and held[0][2]
+        # A policy that refuses what it cannot sanitize: 554 to the client.
+        with (
+            smtplib.SMTP("127.0.0.1", pf.smtp_port, timeout=60) as client,
+            pytest.raises(smtplib.SMTPDataError) as info,
+        ):
+            client.sendmail("strict@sanigate.test", ["a@example.test"], ENCRYPTED)
+        assert info.value.smtp_code == 554
+        time.sleep(1)
+        assert len(pf.delivered()) == 3 and pf.held() == 0
+
+        # hold = "postfix": after a reload, Postfix keeps held mail in its hold queue.
+        milter_config(root, port, "postfix")
+        gateway.proc.send_signal(signal.SIGHUP)
+        reloaded = lambda: any("configuration reloaded" in line for line in gateway.log)  # noqa: E731
+        wait_for(reloaded, 30, "the reload", pf)  # type: ignore[arg-type]
+        with smtplib.SMTP("127.0.0.1", pf.smtp_port, timeout=60) as client:
+            client.sendmail("doctor@sanigate.test", ["a@example.test"], ENCRYPTED)
+        wait_for(lambda: pf.held() == 1, 30, "the message in Postfix's hold queue", pf)  # type: ignore[arg-type]
+        assert db.execute("SELECT COUNT(*) FROM messages WHERE status = 'held'").fetchone()[0] == 2
+        db.close()
+
+        # sanigate down: Postfix tells the client to retry (milter_default_action = tempfail).
+        gateway.stop()
+        with (
+            smtplib.SMTP("127.0.0.1", pf.smtp_port, timeout=60) as client,
+            pytest.raises(smtplib.SMTPException) as down,
+        ):
+            client.sendmail("doctor@sanigate.test", ["a@example.test"], note("HIV", "HIV."))
+        codes = [getattr(down.value, "smtp_code", 0)] + [c for c, _ in getattr(down.value, "recipients", {}).values()]
+        assert any(400 <= c < 500 for c in codes), down.value
+        assert len(pf.delivered()) == 3
+    finally:
+        gateway.stop()
