@@ -352,3 +352,27 @@ def test_a_longer_replacement_stays_in_its_column(report: bytes, tmp_path: Path)
     left = [x1 for x0, y, x1, _w in words if top - 1 <= y < bottom and x0 < right_column - 20]
     assert len(left) > 50 and max(left) <= right_column  # nothing of the left column runs into the right
     assert "HIV" not in poppler("pdftotext", out, tmp_path)
+
+
+def test_page_labels_and_tagged_structure_text_are_read(engine: Engine) -> None:
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 14, "Minutes of the garden committee: the roses need water.")
+    with pikepdf.open(io.BytesIO(bytes(pdf.output()))) as doc:
+        doc.Root.PageLabels = pikepdf.Dictionary(
+            Nums=[0, pikepdf.Dictionary(S=pikepdf.Name.D, P=pikepdf.String("HIV-"))]
+        )
+        figure = pikepdf.Dictionary(
+            Type=pikepdf.Name.StructElem, S=pikepdf.Name.Figure, Alt=pikepdf.String("HIV chart")
+        )
+        root = pikepdf.Dictionary(Type=pikepdf.Name.StructTreeRoot, K=doc.make_indirect(figure))
+        figure.P = doc.make_indirect(root)
+        doc.Root.StructTreeRoot = figure.P
+        buf = io.BytesIO()
+        doc.save(buf)
+    hiv = re.compile(r"(?<![a-z])hiv(?![a-z])", re.IGNORECASE)
+    outcome = process(
+        buf.getvalue(), engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="p.pdf"
+    )
+    assert outcome.changed and traces(outcome.data, hiv) == []

@@ -40,7 +40,7 @@ NOT_TEXT = frozenset(
     {"/Widths", "/W", "/W2", "/FontFile", "/FontFile2", "/FontFile3", "/CharProcs", "/Differences", "/ColorSpace",
      "/Filter", "/DecodeParms", "/BBox", "/Matrix", "/Rect", "/MediaBox", "/CropBox", "/BleedBox", "/TrimBox",
      "/ArtBox", "/Encrypt", "/ID", "/CIDSet", "/ToUnicode", "/Function", "/Functions", "/Shading", "/Length",
-     "/Parent", "/P", "/Pg", "/ByteRange", "/Metadata"}
+     "/ByteRange", "/Metadata"}
 )  # fmt: skip
 XMP_KEYS = ("/Metadata",)
 
