@@ -376,3 +376,20 @@ def test_page_labels_and_tagged_structure_text_are_read(engine: Engine) -> None:
         buf.getvalue(), engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="p.pdf"
     )
     assert outcome.changed and traces(outcome.data, hiv) == []
+
+
+@needs_poppler
+def test_a_word_hyphenated_at_a_line_end_is_read_whole(engine: Engine, tmp_path: Path) -> None:
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.set_font("Times", size=12)
+    for line in ("Dear colleague, I am referring Mr Brown, who was treated for tuber-",
+                 "culosis in 2019 and now reports a persistent cough and night sweats."):  # fmt: skip
+        pdf.cell(0, 15, line, new_x="LMARGIN", new_y="NEXT")
+    data = bytes(pdf.output())
+    assert "tuberculosis in 2019" in extract_pdf(data, part="h", limits=Limits()).text
+    outcome = process(
+        data, engine=engine, policies=[SanitizePolicy(entities=("tuberculosis",), alpha=1.5)], name="h.pdf"
+    )
+    text = poppler("pdftotext", outcome.data, tmp_path)
+    assert "tuber" not in text and "culosis" not in text and "persistent cough" in text

@@ -28,6 +28,7 @@ Matrix = tuple[float, float, float, float, float, float]
 IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 SHOW = frozenset({"Tj", "TJ", "'", '"'})
 POSITION = frozenset({"BT", "Td", "TD", "Tm", "T*", "'", '"'})
+HYPHENS = frozenset({"-", "\u00ad", "\u2010"})
 WORD_GAP = 0.15  # a gap wider than this many ems between glyphs reads as a space
 MIN_SQUEEZE = 0.5  # narrowest horizontal scaling of a replacement in the original size
 MIN_SHRINK = 0.3  # below this, with a smaller size as well, the replacement does not fit: a box
@@ -234,9 +235,20 @@ def _layout(st: StreamText) -> None:
                 # A wrap to the next line of the same paragraph reads as a space, so a phrase can cross it;
                 # a jump (a new paragraph, column or block) is a line break.
                 wrap = not turned and along < 0 and 0.5 * size < -across <= 2.0 * size
-                pieces.append(" " if wrap and not prev.text[-1:].isspace() else "\n")
-                owner.append(-1)
                 line += 1
+                if (
+                    wrap
+                    and prev.text in HYPHENS
+                    and len(pieces) > 1
+                    and pieces[-2][-1:].isalpha()
+                    and g.text[:1].islower()
+                ):
+                    pieces[-1] = (
+                        ""  # "tuber-" at a line end and "culosis" read as one word: the hyphen reads as nothing
+                    )
+                else:
+                    pieces.append(" " if wrap and not prev.text[-1:].isspace() else "\n")
+                    owner.append(-1)
             elif along > WORD_GAP * size and not (prev.text[-1:].isspace() or g.text[:1].isspace()):
                 pieces.append(" ")
                 owner.append(-1)
