@@ -108,3 +108,30 @@ def test_composed_edits_equal_applying_rounds_in_turn(
         assert apply_text_edits(original, composed) == current
         ends = [(e.start, e.end) for e in composed]
         assert all(a[1] <= b[0] for a, b in itertools.pairwise(ends))
+
+
+def test_markers_in_a_run_or_inside_a_word_read_as_one_gap() -> None:
+    from gateway.model.rewrite import REDACTION_MARKER as M
+    from gateway.model.rewrite import apply_edits, tidy_markers
+
+    text = f"a {M} {M} {M} b; {M}-{M} c; x{M}y and \u0627\u0644{M}\u064e\u0628 d. {M}\n\n{M} e"
+    out = apply_edits(text, tidy_markers(text)).text
+    assert out == f"a {M} b; {M} c; {M} and {M} d. {M}\n\n{M} e"
+    assert tidy_markers(out) == []
+
+
+def test_replacements_keep_english_number() -> None:
+    from gateway.model.rewrite import surface_replacement
+    from gateway.model.terms import tokenize
+
+    def lemma(w: str) -> str:
+        return {"states": "state", "infections": "infection"}.get(w, w)
+
+    def plural(w: str) -> str:
+        return w + "es" if w.endswith("s") else w + "s"
+
+    toks = tokenize("infections", lemma)
+    kw = {"original": "infections", "tokens": toks, "plural": plural, "sentence_initial": False, "shouting": False}
+    assert surface_replacement("ill health", lemmatize=lemma, **kw) == "ill health"  # type: ignore[arg-type]
+    assert surface_replacement("states", lemmatize=lemma, **kw) == "states"  # type: ignore[arg-type]
+    assert surface_replacement("virus", lemmatize=lemma, **kw) == "viruses"  # type: ignore[arg-type]

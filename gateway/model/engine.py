@@ -52,6 +52,7 @@ from gateway.model.rewrite import (
     determiner_before,
     sentence_initial,
     surface_replacement,
+    tidy_markers,
     with_article,
 )
 from gateway.model.taxonomy import Generalization, Taxonomy, choose_sense
@@ -275,6 +276,11 @@ class Engine:
                 flagged.add(d.term)
             composed = compose(composed, current, rewritten.edits)
             rewrites.append(rewritten)
+            current = rewritten.text
+        tidy = tidy_markers(current)
+        if tidy:
+            rewritten = apply_edits(current, tidy)
+            composed = compose(composed, current, rewritten.edits)
             current = rewritten.text
         utility = self._utility(original_keys, decisions)
         return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds, tuple(composed))
@@ -648,6 +654,7 @@ class Engine:
                     original=original,
                     tokens=toks,
                     plural=self.language.plural,
+                    lemmatize=self.language.lemmatize,
                     sentence_initial=sentence_initial(text, o.start, starts),
                     shouting=shouting and original.isupper(),
                     determiner_before=determiner_before(text, o.start),

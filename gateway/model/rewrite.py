@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -88,6 +89,7 @@ def surface_replacement(
     sentence_initial: bool,
     shouting: bool,
     determiner_before: bool = False,
+    lemmatize: Callable[[str], str] | None = None,
 ) -> str:
     """Inflect and case ``replacement`` like the ``original`` surface form."""
     if replacement == REDACTION_MARKER:
@@ -96,7 +98,7 @@ def surface_replacement(
     last = tokens[-1]
     # "Beverly Hills" is a name, not a plural: only common nouns inflect.
     is_name = all(t.text[:1].isupper() for t in tokens) and (len(tokens) > 1 or not sentence_initial)
-    if not is_name and _looks_plural(last):
+    if not is_name and _looks_plural(last) and _countable_singular(out, lemmatize):
         out = plural(out)
     proper = any(ch.isupper() for ch in replacement)
     if is_name and not proper and not determiner_before and not original.isupper():
@@ -107,6 +109,29 @@ def surface_replacement(
     if sentence_initial and not proper:
         return out[:1].upper() + out[1:]
     return out
+
+
+# Heads that take no plural: "ill healths", "informations" are not English. General
+# English mass nouns, not terms of any one document.
+_UNCOUNTABLE = frozenset(
+    """health information advice equipment knowledge research evidence furniture software hardware music
+    money news weather traffic welfare wealth poverty literature machinery luggage baggage clothing homework
+    progress pollution safety violence courage education transport transportation behaviour behavior conduct
+    abuse use usage agriculture management leadership employment unemployment immigration mail media
+    medicine psychology physiology biology chemistry physics mathematics economics politics ethics
+    worship religion belief faith spirituality sexuality heterosexuality homosexuality christianity
+    infancy childhood adulthood disability illness wellness fitness nutrition diet warfare peace justice
+    freedom liberty democracy socialism capitalism communism nationalism philosophy theology art""".split()
+)
+
+
+def _countable_singular(replacement: str, lemmatize: Callable[[str], str] | None) -> bool:
+    """Should a plural original make this replacement plural? Not a mass noun, not already plural."""
+    low = replacement.rsplit(" ", 1)[-1].lower()
+    if low in _UNCOUNTABLE or low.endswith(("ness", "ism", "ity", "ics")):
+        return False
+    # A WordNet lemma already in the plural ("States", "arms"): one more "s" makes "stateses".
+    return not (lemmatize is not None and low.endswith("s") and lemmatize(low) != low)
 
 
 def _looks_plural(tok: Token) -> bool:
@@ -243,3 +268,40 @@ def apply_text_edits(text: str, edits: Sequence[TextEdit]) -> str:
         pos = e.end
     out.append(text[pos:])
     return "".join(out)
+
+
+_MARKER_RUN = re.compile(
+    re.escape(REDACTION_MARKER) + r"(?:(?:[ \t]+|[ \t]*[-/][ \t]*)" + re.escape(REDACTION_MARKER) + r")+"
+)
+
+
+def _in_word(ch: str) -> bool:
+    return bool(ch) and unicodedata.category(ch)[0] in "LM"
+
+
+def tidy_markers(text: str) -> list[Edit]:
+    """Edits that make redactions read as one gap each.
+
+    A run of markers ("[REDACTED] [REDACTED] [REDACTED]") becomes one, and a
+    marker inside a word (a script whose words the tokenizer splits, such as
+    Arabic with its vowel marks) takes the whole word: half a word beside a
+    gap tells the reader what the gap held.
+    """
+    edits: list[Edit] = []
+    pos = 0
+    n = len(text)
+    for m in re.finditer(re.escape(REDACTION_MARKER), text):
+        if m.start() < pos:
+            continue
+        start, end = m.start(), m.end()
+        run = _MARKER_RUN.match(text, start)
+        if run is not None:
+            end = run.end()
+        while start > 0 and _in_word(text[start - 1]):
+            start -= 1
+        while end < n and _in_word(text[end]):
+            end += 1
+        if (start, end) != m.span():
+            edits.append(Edit(start, end, REDACTION_MARKER, start))
+        pos = end
+    return edits
