@@ -228,3 +228,23 @@ def test_the_output_passes_the_pipelines_own_check(engine: Engine) -> None:
             check_output(r.text.encode(), "text", engine=engine, results=[r], name="t", limits=DEFAULT_LIMITS)
             # and it is a fixpoint: the engine's own check finds nothing more
             assert not engine.sanitize(r.text, policy).decisions
+
+
+def test_a_policys_own_phrases_stay_with_it(tiny_engine: Engine) -> None:
+    text = "We met on a purple tuesday."
+    deny = SanitizePolicy(entities=("HIV",), deny=frozenset({"purple Tuesday"}))
+    other = SanitizePolicy(entities=("HIV",))
+    r = tiny_engine.sanitize(text, deny)
+    assert "deny-list" in [d.reason for d in r.decisions] and "purple" not in r.text
+    assert "purple tuesday" in {o.key for o in tiny_engine.terms_of(text, r.entities, deny)[1]}
+    assert "purple tuesday" not in {o.key for o in tiny_engine.terms_of(text, r.entities, other)[1]}
+    assert "purple tuesday" not in tiny_engine.phrase_set
+
+
+def test_the_engines_caches_are_bounded() -> None:
+    from gateway.model.measure import BoundedCache
+
+    cache: BoundedCache[int, int] = BoundedCache(10)
+    for i in range(100):
+        assert cache.get(i, lambda k: k * 2) == i * 2
+    assert len(cache) <= 10 and cache.get(99, lambda k: -1) == 198

@@ -14,25 +14,32 @@ Beyond the paper:
   * lexicalizations: c is counted as the union of its names (entities.py);
   * small counts: smoothed PMI, and terms below ``min_support`` are "unknown
     to K" and judged by context (policy.unknown);
+  * word forms: compounds and derived forms are judged by their parts and
+    bases ("AIDS-like", "Houstonians");
   * rounds: the rewritten text is checked again, so a replacement that forms a
-    new risky group is caught; the last round redacts, so the result is a
-    fixpoint: sanitizing it again changes nothing.
+    new risky group is caught; the policy's last round, and any after it,
+    redacts what it finds until the engine's own check finds nothing: the
+    output always passes the pipeline's check (extractors.pipeline.check_output).
+
+The work is split by question: ``detection`` (which terms are risky),
+``generalization`` (what safe term replaces each), ``rewrite`` (writing it
+into text that still reads), all over one ``measure`` of K with one cache policy.
 """
 
 from __future__ import annotations
 
-import itertools
 import re
-import threading
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Protocol
 
 from gateway.errors import InputError
-from gateway.model.derived import compound_parts, derivation_bases, glued_names
+from gateway.model.detection import Detector, surface_of
 from gateway.model.entities import resolve_entity
+from gateway.model.generalization import Generalizer, Risky, starts_sentence
 from gateway.model.knowledge import Estimator, Knowledge
+from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
 from gateway.model.records import (
     Decision,
     Entity,
@@ -55,15 +62,12 @@ from gateway.model.rewrite import (
     tidy_markers,
     with_article,
 )
-from gateway.model.taxonomy import Generalization, Taxonomy, choose_sense
-from gateway.model.terms import STOPWORDS, PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
+from gateway.model.taxonomy import Taxonomy, choose_sense
+from gateway.model.terms import PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
 
-Conjuncts = tuple[frozenset[str], ...]
-
-
-def _canon(conjuncts: Iterable[frozenset[str]]) -> Conjuncts:
-    """Order-free key for a count: the same set of conjuncts, the same key."""
-    return tuple(sorted(conjuncts, key=hash))
+# Redacting rounds after the policy's last one, while the output still fails its own check.
+MAX_SETTLING_ROUNDS = 8
+CACHE_SIZE = 500_000
 
 
 class Language(Protocol):
@@ -74,40 +78,6 @@ class Language(Protocol):
 
 class Synonyms(Protocol):
     def synonyms(self, term: str) -> set[str]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class _Verdict:
-    """How much a term (or group) discloses of the entity it discloses most."""
-
-    n: int
-    entity: Entity | None
-    pmi: float
-    threshold: float
-    ratio: float  # pmi / threshold; >= 1 is risky
-
-    @property
-    def risky(self) -> bool:
-        return self.ratio >= 1.0
-
-
-@dataclass(slots=True)
-class _Risky:
-    key: str
-    reason: str
-    verdict: _Verdict | None
-    group: tuple[str, ...] | None = None
-    chain: list[Generalization] = field(default_factory=list)
-    position: int = -1  # index in chain of the current replacement; -1: not yet chosen
-    steps: list[Step] = field(default_factory=list)
-    sense: str | None = None
-    redacted: bool = False
-
-    @property
-    def current(self) -> Generalization | None:
-        if self.redacted or not 0 <= self.position < len(self.chain):
-            return None
-        return self.chain[self.position]
 
 
 class Engine:
@@ -131,24 +101,29 @@ class Engine:
         base = estimator or Estimator()
         k_min = int(getattr(knowledge, "min_support", 1))
         self.estimator = replace(base, min_support=max(base.min_support if min_support is None else min_support, k_min))
-        self._keys: dict[str, str] = {}
-        self._norms: dict[str, str] = {}  # word -> key, shared by every text
+        self.measure = Measure(knowledge, self.estimator, cache_size=CACHE_SIZE)
+        self._keys: BoundedCache[str, str] = BoundedCache(CACHE_SIZE)
+        self._norms: dict[str, str] = {}  # word -> key, shared by every text (bounded by the tokenizer)
+        self._extra = [self.key(p) for p in extra_phrases]
         self._phrases = PhraseSet(knowledge.phrases())
-        for p in extra_phrases:
-            self._phrases.add(self.key(p))
-        self._entities: dict[tuple[str, tuple[str, ...]], Entity] = {}
-        self._counts: dict[Conjuncts, int] = {}
-        self._ics: dict[str, float] = {}
-        self._verdicts: dict[tuple[Conjuncts, tuple[Entity, ...], float], _Verdict] = {}
-        self._lock = threading.Lock()
+        for p in self._extra:
+            self._phrases.add(p)
+        self._entities: BoundedCache[tuple[str, tuple[str, ...]], Entity] = BoundedCache(4096)
+        # A policy's own multi-word allow/deny terms are phrases for that policy only.
+        self._policy_phrases: BoundedCache[tuple[tuple[str, ...], tuple[Entity, ...]], PhraseSet] = BoundedCache(256)
+        self.generalizer = Generalizer(taxonomy, self.measure, self.key)
+        self.detector = Detector(self.measure, self.generalizer, self.key)
 
-    def terms_of(self, text: str, entities: Sequence[Entity] = ()) -> tuple[list[Token], list[TermOccurrence]]:
-        """The terms of a text as the engine judges them.
+    def terms_of(
+        self, text: str, entities: Sequence[Entity] = (), policy: SanitizePolicy | None = None
+    ) -> tuple[list[Token], list[TermOccurrence]]:
+        """The terms of a text as the engine judges them (under ``policy``'s own phrases, if given).
 
         A word spelled like an entity's acronym but in mixed case mid-sentence
         ("Vd" for a voltage, "Std" in a class name) is not that acronym, and not a term.
         """
-        tokens, occs = extract_terms(text, self.language.lemmatize, self._phrases, self._norms)
+        phrases = self._phrases if policy is None else self._phrases_for(policy, entities)
+        tokens, occs = extract_terms(text, self.language.lemmatize, phrases, self._norms)
         acronyms = {k for e in entities for k in e.acronyms}
         if acronyms:
             occs = [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]
@@ -156,82 +131,54 @@ class Engine:
 
     @property
     def phrase_set(self) -> PhraseSet:
-        """Multi-word terms the engine recognises (K's, the entities', the policies')."""
+        """Multi-word terms the engine recognises in every text (K's, the taxonomy's, the entities')."""
         return self._phrases
 
-    # -- K with a cache -----------------------------------------------------
+    def _phrases_for(self, policy: SanitizePolicy, entities: Sequence[Entity]) -> PhraseSet:
+        own = tuple(sorted({k for t in (*policy.allow, *policy.deny) if " " in (k := self.key(t))}))
+        if not own:
+            return self._phrases
+
+        def build(cache_key: tuple[tuple[str, ...], tuple[Entity, ...]]) -> PhraseSet:
+            phrases = PhraseSet(self.knowledge.phrases())
+            for p in (*self._extra, *(k for e in cache_key[1] for k in e.keys), *cache_key[0]):
+                phrases.add(p)
+            return phrases
+
+        return self._policy_phrases.get((own, tuple(entities)), build)
+
+    # -- K, through the measure ------------------------------------------------
     def key(self, text: str) -> str:
-        found = self._keys.get(text)
-        if found is None:
-            found = key_of(text, self.language.lemmatize)
-            if len(self._keys) < 100_000:
-                self._keys[text] = found
-        return found
+        return self._keys.get(text, lambda t: key_of(t, self.language.lemmatize))
 
     def count(self, conjuncts: Conjuncts) -> int:
-        cached = self._counts.get(conjuncts)
-        if cached is not None:
-            return cached
-        n = self.knowledge.count(conjuncts)
-        with self._lock:
-            if len(self._counts) > 500_000:
-                self._counts.clear()
-            self._counts[conjuncts] = n
-        return n
+        return self.measure.count(conjuncts)
+
+    def ic(self, key: str) -> float:
+        return self.measure.ic(key)
+
+    def verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> Verdict:
+        return self.measure.verdict(conjuncts, entities, alpha)
 
     def entity(self, name: str, aliases: Sequence[str] = ()) -> Entity:
-        cache_key = (name, tuple(aliases))
-        found = self._entities.get(cache_key)
-        if found is None:
+        def resolve(cache_key: tuple[str, tuple[str, ...]]) -> Entity:
             syn = self._synonyms.synonyms if self._synonyms is not None else (lambda _t: set())
             found = resolve_entity(
-                name,
+                cache_key[0],
                 knowledge=self.knowledge,
                 lemmatize=self.language.lemmatize,
                 synonyms=syn,
-                aliases=aliases,
+                aliases=cache_key[1],
                 min_support=self.estimator.min_support,
             )
-            self._entities[cache_key] = found
             for k in found.keys:  # so that "Los Angeles" in a text is one term
                 self._phrases.add(k)
-        return found
+            return found
+
+        return self._entities.get((name, tuple(aliases)), resolve)
 
     def entities_of(self, policy: SanitizePolicy) -> tuple[Entity, ...]:
-        for term in (*policy.deny, *policy.allow):
-            self._phrases.add(self.key(term))
         return tuple(self.entity(n, [a for e, a in policy.aliases if e == n]) for n in policy.entities)
-
-    def verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> _Verdict:
-        cache_key = (conjuncts, tuple(entities), alpha)
-        found = self._verdicts.get(cache_key)
-        if found is None:
-            found = self._verdict(conjuncts, entities, alpha)
-            with self._lock:
-                if len(self._verdicts) > 200_000:
-                    self._verdicts.clear()
-                self._verdicts[cache_key] = found
-        return found
-
-    def _verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> _Verdict:
-        n_t = self.count(conjuncts)
-        best = _Verdict(n_t, None, float("-inf"), float("inf"), float("-inf"))
-        for e in entities:
-            n_ct = self.count(_canon((*conjuncts, e.keys)))
-            pmi = self.estimator.pmi(self.knowledge, e.n_docs, n_t, n_ct)
-            threshold = e.ic / alpha
-            ratio = pmi / threshold
-            if ratio > best.ratio:
-                best = _Verdict(n_t, e, pmi, threshold, ratio)
-        return best
-
-    def ic(self, key: str) -> float:
-        found = self._ics.get(key)
-        if found is None:
-            found = self.estimator.ic(self.knowledge, self.count((frozenset({key}),)))
-            if len(self._ics) < 500_000:
-                self._ics[key] = found
-        return found
 
     # -- the algorithm --------------------------------------------------------
     def sanitize(self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = ()) -> SanitizeResult:
@@ -316,327 +263,37 @@ class Engine:
         keys_out: list[str] | None = None,
         avoid: Collection[str] = (),
     ) -> tuple[list[Edit], list[Decision]]:
-        tokens, occs = self.terms_of(text, entities)
+        """One pass of detection, generalization and rewriting over the current text."""
+        tokens, occs = self.terms_of(text, entities, policy)
         if keys_out is not None:
             keys_out.extend(o.key for o in occs)
         by_key: dict[str, list[TermOccurrence]] = {}
         for o in occs:
             by_key.setdefault(o.key, []).append(o)
-        allow = {self.key(t) for t in policy.allow}
-        deny = {self.key(t) for t in policy.deny}
-        names = {k: e for e in entities for k in e.keys}
-        min_support = self.estimator.min_support
-        risky: dict[str, _Risky] = {}
-        safe: dict[str, _Verdict] = {}
-        unknown: list[str] = []
-        for key in by_key:
-            if key in allow:
-                continue
-            if key in avoid:
-                # Flagged in an earlier round or policy, and back (a phrase re-formed
-                # around a replacement): the final check would find it.
-                risky[key] = _Risky(key, "flagged-earlier", None)
-            elif key in deny:
-                risky[key] = _Risky(key, "deny-list", None)
-            elif key in names:
-                e = names[key]
-                risky[key] = _Risky(key, "entity-name", _Verdict(e.n_docs, e, e.ic, e.ic / policy.alpha, policy.alpha))
-            else:
-                v = self.verdict((frozenset({key}),), entities, policy.alpha)
-                part = self._riskiest_word(key, names, entities, policy.alpha)
-                derived = None
-                if part is None and " " not in key and (v.n < min_support or not v.risky):
-                    derived = self._derived(key, _surface(tokens, by_key[key][0]), v.n, names, entities, policy.alpha)
-                if part is not None and (v.n < min_support or not v.risky):
-                    # The phrase's words stay in the text: it discloses at least
-                    # what its riskiest word does ("antiretroviral drug").
-                    risky[key] = _Risky(key, "word-of-phrase", part)
-                elif derived is not None:
-                    risky[key] = _Risky(key, derived[1], derived[0])
-                elif v.n < min_support:
-                    unknown.append(key)
-                elif v.risky:
-                    risky[key] = _Risky(key, "pmi", v)
-                else:
-                    safe[key] = v
-        if unknown and policy.unknown != "keep":
-            hot: dict[int, list[int]] = {}  # sentence -> token positions of risky terms
-            for k in risky:
-                for o in by_key[k]:
-                    hot.setdefault(o.sentence, []).append(o.first_token)
-            for key in unknown:
-                if policy.unknown == "redact":
-                    risky[key] = _Risky(key, "unknown-to-K", None)
-                elif _near(by_key[key], hot) and _wordlike(_surface(tokens, by_key[key][0])):
-                    risky[key] = _Risky(key, "unknown-near-risk", None)
+        risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
         context = set(by_key)
         redact_all = force_redact or policy.mode == "redact"
-        # A replacement must not be a term this text has flagged (or an earlier policy did).
+        # A replacement must not be a term this text has flagged (or an earlier round or policy did).
         forbidden = set(avoid) | set(risky)
         for key, r in risky.items():
             if redact_all:
                 r.redacted = True
                 continue
-            self._start_chain(r, by_key[key], tokens, context, entities, policy, forbidden)
+            self.generalizer.start_chain(r, by_key[key], tokens, context, entities, policy, forbidden)
         if policy.max_group >= 2:
             # Groups are judged in every round; in a redacting round their members are redacted.
-            self._groups(by_key, risky, safe, tokens, context, entities, policy, forbidden, redact=redact_all)
+            self.detector.groups(by_key, risky, safe, tokens, context, entities, policy, forbidden, redact=redact_all)
             for r in risky.values():  # a group may have flagged what another term became
-                while (cur := r.current) is not None and self._keys_of(cur) & forbidden:
-                    self._advance(r, entities, policy, group=None, forbidden=forbidden)
-        return self._edits(text, tokens, by_key, risky, policy)
-
-    def _riskiest_word(
-        self, key: str, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
-    ) -> _Verdict | None:
-        """For a phrase: the verdict of its riskiest word, if that word is risky."""
-        if " " not in key:
-            return None
-        worst: _Verdict | None = None
-        for word in key.split(" "):
-            if word in STOPWORDS:
-                continue
-            if word in names:
-                e = names[word]
-                return _Verdict(e.n_docs, e, e.ic, e.ic / alpha, alpha)
-            v = self.verdict((frozenset({word}),), entities, alpha)
-            if v.n >= self.estimator.min_support and v.risky and (worst is None or v.ratio > worst.ratio):
-                worst = v
-        return worst
-
-    def _derived(
-        self, key: str, surface: str, n: int, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
-    ) -> tuple[_Verdict, str] | None:
-        """A compound or derived word discloses what its riskiest part or base does.
-
-        Compounds ("AIDS-like", "cocaine-induced", "CD4-CCR5") are judged by
-        their parts whatever K says of the whole; derivations ("Houstonians",
-        "Chlamydial") and glued names ("HIVpositive") only when K barely knows
-        the word: a common one ("Atlantic") has counts of its own.
-        """
-
-        def name_verdict(e: Entity) -> _Verdict:
-            return _Verdict(e.n_docs, e, e.ic, e.ic / alpha, alpha)
-
-        def risky_term(k: str) -> _Verdict | None:
-            if k in names:
-                return name_verdict(names[k])
-            v = self.verdict((frozenset({k}),), entities, alpha)
-            return v if v.n >= self.estimator.min_support and v.risky else None
-
-        parts = compound_parts(surface)
-        if parts:
-            found = [v for p in parts if (k := self.key(p)) and k not in STOPWORDS and (v := risky_term(k))]
-            if not found and n < DERIVED_MAX_SUPPORT:
-                words = [self.key(p) for p in parts]
-                found = [d[0] for w in words if w and (d := self._derived(w, w, 0, names, entities, alpha))]
-            return (max(found, key=lambda v: v.ratio), "compound") if found else None
-        if n >= DERIVED_MAX_SUPPORT or not key.isalpha():
-            return None
-        for name, rest in glued_names(key, names):
-            if rest in _PREFIX_WORDS or self.count((frozenset({self.key(rest)}),)) >= DERIVED_MAX_SUPPORT:
-                return name_verdict(names[name]), "derived-form"
-        for base in derivation_bases(key):
-            if base in names:
-                return name_verdict(names[base]), "derived-form"
-            v = self.verdict((frozenset({base}),), entities, alpha)
-            if v.n >= DERIVED_MIN_BASE and v.risky:
-                return v, "derived-form"
-        return None
-
-    def _start_chain(
-        self,
-        r: _Risky,
-        occs: Sequence[TermOccurrence],
-        tokens: Sequence[Token],
-        context: Collection[str],
-        entities: Sequence[Entity],
-        policy: SanitizePolicy,
-        forbidden: set[str],
-    ) -> None:
-        first = occs[0]
-        surface = " ".join(t.text for t in tokens[first.first_token : first.first_token + first.n_tokens])
-        capitalized = any(
-            tokens[o.first_token].text[:1].isupper() and not _starts_sentence(tokens, o.first_token) for o in occs
-        )
-        senses = self.taxonomy.senses(surface) or self.taxonomy.senses(r.key)
-        if capitalized and not surface.isupper() and senses and not any(s.proper or s.is_instance for s in senses):
-            # A name the knowledge base does not know ("Cruise", "Holmes"):
-            # its common-noun senses would generalize the wrong thing.
-            senses = []
-        sense = choose_sense(senses, context=context, capitalized=capitalized)
-        r.sense = sense.id if sense else None
-        r.chain = self.taxonomy.generalizations(surface, r.sense) if senses else []
-        head = tokens[first.first_token + first.n_tokens - 1].text
-        if not r.chain and first.n_tokens > 1 and head.islower():
-            # A compound the knowledge base lacks: its head noun is its first
-            # generalization ("Catholic cathedral" is a cathedral).
-            r.chain = [Generalization(term=head, source="head-noun"), *self.taxonomy.generalizations(head)]
-        self._advance(r, entities, policy, group=None, forbidden=forbidden)
-
-    def _keys_of(self, g: Generalization) -> frozenset[str]:
-        return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
-
-    def _advance(
-        self,
-        r: _Risky,
-        entities: Sequence[Entity],
-        policy: SanitizePolicy,
-        *,
-        group: Conjuncts | None,
-        forbidden: Collection[str] = (),
-    ) -> None:
-        """Move r to the next generalization that is safe (and makes ``group`` safe)."""
-        while True:
-            r.position += 1
-            if r.position >= len(r.chain):
-                r.redacted = True
-                return
-            step = self._judge(r.chain[r.position], entities, policy, group=group, forbidden=forbidden)
-            r.steps.append(step)
-            if step.accepted:
-                return
-
-    def _judge(
-        self,
-        g: Generalization,
-        entities: Sequence[Entity],
-        policy: SanitizePolicy,
-        *,
-        group: Conjuncts | None = None,
-        forbidden: Collection[str] = (),
-    ) -> Step:
-        """Is generalization g safe to write? The Step says why not."""
-
-        def no(why: str, v: _Verdict | None = None) -> Step:
-            return Step(term=g.term, source=g.source, pmi=v.pmi if v else None, threshold=v.threshold if v else None,
-                        entity=v.entity.name if v and v.entity else None, accepted=False, why=why)  # fmt: skip
-
-        name_map = {k: e for e in entities for k in e.keys}
-        keys = self._keys_of(g)
-        if keys & set(name_map):
-            return no("names a sensitive entity")
-        if keys & set(forbidden):
-            return no("is itself replaced in this text")
-        v = self.verdict((keys,), entities, policy.alpha)
-        if v.n < self.estimator.min_support:
-            return no("unknown to K")
-        word = next((w for k in keys if (w := self._riskiest_word(k, name_map, entities, policy.alpha))), None)
-        if word is not None:
-            return no("one of its words discloses", word)
-        if v.risky:
-            return no("still discloses", v)
-        if group is not None:
-            gv = self.verdict(_canon((*group, keys)), entities, policy.alpha)
-            if gv.n >= self.estimator.group_min_support and gv.risky:
-                return no("group still discloses", gv)
-        return Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
-                    entity=v.entity.name if v.entity else None, accepted=True)  # fmt: skip
-
-    def _groups(
-        self,
-        by_key: dict[str, list[TermOccurrence]],
-        risky: dict[str, _Risky],
-        safe: dict[str, _Verdict],
-        tokens: Sequence[Token],
-        context: Collection[str],
-        entities: Sequence[Entity],
-        policy: SanitizePolicy,
-        forbidden: set[str],
-        *,
-        redact: bool = False,
-    ) -> None:
-        sentences: dict[int, list[str]] = {}
-        for key, occs in by_key.items():
-            for s in {o.sentence for o in occs}:
-                sentences.setdefault(s, []).append(key)
-        judged: set[tuple[frozenset[str], ...]] = set()
-        for sent_keys in sentences.values():
-            for _ in range(4 * policy.group_candidates):  # each pass generalizes one member
-                members = self._group_members(sent_keys, risky, safe, policy)
-                hit = self._first_risky_group(members, entities, policy, judged)
-                if hit is None:
-                    break
-                group_keys, verdict = hit
-                # The member that discloses most alone is the one to generalize.
-                target = max(group_keys, key=lambda k: members[k][1])
-                others = _canon(members[k][0] for k in group_keys if k != target)
-                shown = tuple(_surface(tokens, by_key[k][0]) for k in group_keys)
-                r = risky.get(target)
-                if r is None:
-                    r = _Risky(target, "group", verdict, group=shown)
-                    risky[target] = r
-                    forbidden.add(target)
-                    safe.pop(target, None)
-                    if redact:
-                        r.redacted = True
-                        continue
-                    self._start_chain(r, by_key[target], tokens, context, entities, policy, forbidden)
-                    if not r.redacted:
-                        cur = r.current
-                        assert cur is not None
-                        keys = self._keys_of(cur)
-                        gv = self.verdict(_canon((*others, keys)), entities, policy.alpha)
-                        if gv.n >= self.estimator.group_min_support and gv.risky:
-                            self._advance(r, entities, policy, group=others, forbidden=forbidden)
-                else:
-                    r.group = r.group or shown
-                    self._advance(r, entities, policy, group=others, forbidden=forbidden)
-
-    def _group_members(
-        self,
-        sent_keys: Sequence[str],
-        risky: dict[str, _Risky],
-        safe: dict[str, _Verdict],
-        policy: SanitizePolicy,
-    ) -> dict[str, tuple[frozenset[str], float]]:
-        """Terms of a sentence as they will read after this round, with their ratio."""
-        cands: list[tuple[float, str, frozenset[str]]] = []
-        for key in sent_keys:
-            if key in risky:
-                r = risky[key]
-                cur = r.current
-                if cur is None:
-                    continue
-                accepted = [s for s in r.steps if s.accepted]
-                ratio = (accepted[-1].pmi or 0.0) / (accepted[-1].threshold or 1.0) if accepted else 0.0
-                keys = self._keys_of(cur)
-            elif key in safe:
-                ratio = safe[key].ratio
-                keys = frozenset({key})
-            else:
-                continue
-            if ratio >= policy.group_floor:
-                cands.append((ratio, key, keys))
-        cands.sort(reverse=True)
-        return {key: (keys, ratio) for ratio, key, keys in cands[: policy.group_candidates]}
-
-    def _first_risky_group(
-        self,
-        members: dict[str, tuple[frozenset[str], float]],
-        entities: Sequence[Entity],
-        policy: SanitizePolicy,
-        judged: set[tuple[frozenset[str], ...]],
-    ) -> tuple[tuple[str, ...], _Verdict] | None:
-        keys = list(members)
-        for size in range(2, min(policy.max_group, len(keys)) + 1):
-            for combo in itertools.combinations(keys, size):
-                conj = _canon(members[k][0] for k in combo)
-                if conj in judged:
-                    continue
-                v = self.verdict(conj, entities, policy.alpha)
-                if v.n >= self.estimator.group_min_support and v.risky:
-                    return combo, v
-                judged.add(conj)
-        return None
+                while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
+                    self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
+        return self._edits(text, tokens, by_key, risky)
 
     def _edits(
         self,
         text: str,
         tokens: Sequence[Token],
         by_key: dict[str, list[TermOccurrence]],
-        risky: dict[str, _Risky],
-        policy: SanitizePolicy,
+        risky: dict[str, Risky],
     ) -> tuple[list[Edit], list[Decision]]:
         starts = sentence_starts(text)
         shouting = _is_shouting(text)
@@ -664,7 +321,7 @@ class Engine:
             decisions.append(
                 Decision(
                     term=key,
-                    surface=_surface(tokens, occs[0]),
+                    surface=surface_of(tokens, occs[0]),
                     entity=v.entity.name if v and v.entity else None,
                     pmi=v.pmi if v else None,
                     threshold=v.threshold if v else None,
@@ -689,7 +346,7 @@ class Engine:
         n_t = self.count((frozenset({key}),))
         per: list[dict[str, object]] = []
         for e in entities:
-            n_ct = self.count(_canon((frozenset({key}), e.keys)))
+            n_ct = self.count(canon((frozenset({key}), e.keys)))
             pmi = self.estimator.pmi(self.knowledge, e.n_docs, n_t, n_ct)
             per.append({
                 "entity": e.name, "ic_entity": e.ic, "documents_entity": e.n_docs,
@@ -699,7 +356,7 @@ class Engine:
             })  # fmt: skip
         known = n_t >= self.estimator.min_support
         risky = any(bool(p["risky"]) for p in per) if known else False
-        r = _Risky(key, "explain", None)
+        r = Risky(key, "explain", None)
         senses = self.taxonomy.senses(term) or self.taxonomy.senses(key)
         sense = choose_sense(senses, context=(), capitalized=term[:1].isupper())
         r.sense = sense.id if sense else None
@@ -708,7 +365,7 @@ class Engine:
         steps: list[Step] = []
         chosen: str | None = None
         for g in r.chain:
-            step = self._judge(g, entities, policy)
+            step = self.generalizer.judge(g, entities, policy)
             if step.accepted and chosen is not None:
                 step = replace(step, accepted=False, why="")  # safe too, but less specific
             elif step.accepted:
@@ -719,36 +376,6 @@ class Engine:
                            chosen=chosen)  # fmt: skip
 
 
-UNKNOWN_WINDOW = 8  # tokens either side of a risky term
-# A word in fewer paragraphs of K than this may be judged by the base it derives from.
-DERIVED_MAX_SUPPORT = 50
-DERIVED_MIN_BASE = 10  # a base must itself be well attested, or any rare stem would do
-_PREFIX_WORDS = frozenset({"anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "counter", "semi", "ex"})
-# Redacting rounds after the policy's last one, while the output still fails its own check.
-MAX_SETTLING_ROUNDS = 8
-_WORDLIKE = re.compile(r"[^\W\d_]+(?:[-'\u2019 ][^\W\d_]+)*")
-
-
-def _near(occs: Sequence[TermOccurrence], hot: dict[int, list[int]]) -> bool:
-    return any(abs(o.first_token - p) <= UNKNOWN_WINDOW for o in occs for p in hot.get(o.sentence, ()))
-
-
-def _wordlike(surface: str) -> bool:
-    """A word a person wrote (a rare name, a drug), not a code, hash or identifier."""
-    if len(surface) > 30 or not _WORDLIKE.fullmatch(surface):
-        return False
-    inner_caps = sum(ch.isupper() for ch in surface[1:])
-    return (surface.isupper() and len(surface) <= 6) or inner_caps <= 1 or surface.istitle()
-
-
-def _surface(tokens: Sequence[Token], occ: TermOccurrence) -> str:
-    return " ".join(t.text for t in tokens[occ.first_token : occ.first_token + occ.n_tokens])
-
-
-def _starts_sentence(tokens: Sequence[Token], i: int) -> bool:
-    return i == 0 or tokens[i - 1].sentence != tokens[i].sentence
-
-
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
 
@@ -757,7 +384,7 @@ def _not_the_acronym(tokens: Sequence[Token], i: int) -> bool:
     word = tokens[i].text
     if word.isupper() or word.islower():
         return False
-    return not (_starts_sentence(tokens, i) and word[1:].islower())  # "Hiv" opening a sentence is "hiv"
+    return not (starts_sentence(tokens, i) and word[1:].islower())  # "Hiv" opening a sentence is "hiv"
 
 
 def _is_shouting(text: str) -> bool:

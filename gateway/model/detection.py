@@ -1,0 +1,244 @@
+"""Algorithm 1, lines 2-11, and beyond: which terms of a text are risky, and why.
+
+A term is risky when it names c, is on the policy's deny list, reaches the
+threshold by PMI (Definition 6), holds a risky word (a phrase) or derives
+from a risky base (a compound, a derived form); a term K barely knows is
+judged by its context. Groups of individually safe terms that share a
+sentence are judged together (eq. 3), and the member that discloses most is
+generalized until the group is safe.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Callable, Collection, Sequence
+
+from gateway.model.derived import compound_parts, derivation_bases, glued_names
+from gateway.model.generalization import Generalizer, Risky
+from gateway.model.measure import Measure, Verdict, canon, name_verdict
+from gateway.model.records import Entity, SanitizePolicy
+from gateway.model.terms import STOPWORDS, TermOccurrence, Token
+
+
+class Detector:
+    def __init__(self, measure: Measure, generalizer: Generalizer, key: Callable[[str], str]) -> None:
+        self.measure = measure
+        self.generalizer = generalizer
+        self.key = key
+
+    def classify(
+        self,
+        by_key: dict[str, list[TermOccurrence]],
+        tokens: Sequence[Token],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        avoid: Collection[str],
+    ) -> tuple[dict[str, Risky], dict[str, Verdict]]:
+        """Algorithm 1, lines 2-11, for every distinct term: risky (and why), or safe with its ratio."""
+        allow = {self.key(t) for t in policy.allow}
+        deny = {self.key(t) for t in policy.deny}
+        names = {k: e for e in entities for k in e.keys}
+        min_support = self.measure.min_support
+        risky: dict[str, Risky] = {}
+        safe: dict[str, Verdict] = {}
+        unknown: list[str] = []
+        for key in by_key:
+            if key in allow:
+                continue
+            if key in avoid:
+                # Flagged in an earlier round or policy, and back (a phrase re-formed
+                # around a replacement): the final check would find it.
+                risky[key] = Risky(key, "flagged-earlier", None)
+            elif key in deny:
+                risky[key] = Risky(key, "deny-list", None)
+            elif key in names:
+                e = names[key]
+                risky[key] = Risky(key, "entity-name", name_verdict(e, policy.alpha))
+            else:
+                v = self.measure.term(key, entities, policy.alpha)
+                part = self.measure.riskiest_word(key, names, entities, policy.alpha)
+                derived = None
+                if part is None and " " not in key and (v.n < min_support or not v.risky):
+                    derived = self.derived(key, surface_of(tokens, by_key[key][0]), v.n, names, entities, policy.alpha)
+                if part is not None and (v.n < min_support or not v.risky):
+                    # The phrase's words stay in the text: it discloses at least
+                    # what its riskiest word does ("antiretroviral drug").
+                    risky[key] = Risky(key, "word-of-phrase", part)
+                elif derived is not None:
+                    risky[key] = Risky(key, derived[1], derived[0])
+                elif v.n < min_support:
+                    unknown.append(key)
+                elif v.risky:
+                    risky[key] = Risky(key, "pmi", v)
+                else:
+                    safe[key] = v
+        if unknown and policy.unknown != "keep":
+            hot: dict[int, list[int]] = {}  # sentence -> token positions of risky terms
+            for k in risky:
+                for o in by_key[k]:
+                    hot.setdefault(o.sentence, []).append(o.first_token)
+            for key in unknown:
+                if policy.unknown == "redact":
+                    risky[key] = Risky(key, "unknown-to-K", None)
+                elif _near(by_key[key], hot) and _wordlike(surface_of(tokens, by_key[key][0])):
+                    risky[key] = Risky(key, "unknown-near-risk", None)
+        return risky, safe
+
+    def derived(
+        self, key: str, surface: str, n: int, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
+    ) -> tuple[Verdict, str] | None:
+        """A compound or derived word discloses what its riskiest part or base does.
+
+        Compounds ("AIDS-like", "cocaine-induced", "CD4-CCR5") are judged by
+        their parts whatever K says of the whole; derivations ("Houstonians",
+        "Chlamydial") and glued names ("HIVpositive") only when K barely knows
+        the word: a common one ("Atlantic") has counts of its own.
+        """
+
+        def risky_term(k: str) -> Verdict | None:
+            if k in names:
+                return name_verdict(names[k], alpha)
+            v = self.measure.term(k, entities, alpha)
+            return v if v.n >= self.measure.estimator.min_support and v.risky else None
+
+        parts = compound_parts(surface)
+        if parts:
+            found = [v for p in parts if (k := self.key(p)) and k not in STOPWORDS and (v := risky_term(k))]
+            if not found and n < DERIVED_MAX_SUPPORT:
+                words = [self.key(p) for p in parts]
+                found = [d[0] for w in words if w and (d := self.derived(w, w, 0, names, entities, alpha))]
+            return (max(found, key=lambda v: v.ratio), "compound") if found else None
+        if n >= DERIVED_MAX_SUPPORT or not key.isalpha():
+            return None
+        for name, rest in glued_names(key, names):
+            if rest in _PREFIX_WORDS or self.measure.count((frozenset({self.key(rest)}),)) >= DERIVED_MAX_SUPPORT:
+                return name_verdict(names[name], alpha), "derived-form"
+        for base in derivation_bases(key):
+            if base in names:
+                return name_verdict(names[base], alpha), "derived-form"
+            v = self.measure.term(base, entities, alpha)
+            if v.n >= DERIVED_MIN_BASE and v.risky:
+                return v, "derived-form"
+        return None
+
+    def groups(
+        self,
+        by_key: dict[str, list[TermOccurrence]],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        tokens: Sequence[Token],
+        context: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        forbidden: set[str],
+        *,
+        redact: bool = False,
+    ) -> None:
+        sentences: dict[int, list[str]] = {}
+        for key, occs in by_key.items():
+            for s in {o.sentence for o in occs}:
+                sentences.setdefault(s, []).append(key)
+        judged: set[tuple[frozenset[str], ...]] = set()
+        for sent_keys in sentences.values():
+            for _ in range(4 * policy.group_candidates):  # each pass generalizes one member
+                members = self._group_members(sent_keys, risky, safe, policy)
+                hit = self._first_risky_group(members, entities, policy, judged)
+                if hit is None:
+                    break
+                group_keys, verdict = hit
+                # The member that discloses most alone is the one to generalize.
+                target = max(group_keys, key=lambda k: members[k][1])
+                others = canon(members[k][0] for k in group_keys if k != target)
+                shown = tuple(surface_of(tokens, by_key[k][0]) for k in group_keys)
+                r = risky.get(target)
+                if r is None:
+                    r = Risky(target, "group", verdict, group=shown)
+                    risky[target] = r
+                    forbidden.add(target)
+                    safe.pop(target, None)
+                    if redact:
+                        r.redacted = True
+                        continue
+                    self.generalizer.start_chain(r, by_key[target], tokens, context, entities, policy, forbidden)
+                    if not r.redacted:
+                        cur = r.current
+                        assert cur is not None
+                        keys = self.generalizer.keys_of(cur)
+                        gv = self.measure.verdict(canon((*others, keys)), entities, policy.alpha)
+                        if gv.n >= self.measure.estimator.group_min_support and gv.risky:
+                            self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
+                else:
+                    r.group = r.group or shown
+                    self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
+
+    def _group_members(
+        self,
+        sent_keys: Sequence[str],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        policy: SanitizePolicy,
+    ) -> dict[str, tuple[frozenset[str], float]]:
+        """Terms of a sentence as they will read after this round, with their ratio."""
+        cands: list[tuple[float, str, frozenset[str]]] = []
+        for key in sent_keys:
+            if key in risky:
+                r = risky[key]
+                cur = r.current
+                if cur is None:
+                    continue
+                accepted = [s for s in r.steps if s.accepted]
+                ratio = (accepted[-1].pmi or 0.0) / (accepted[-1].threshold or 1.0) if accepted else 0.0
+                keys = self.generalizer.keys_of(cur)
+            elif key in safe:
+                ratio = safe[key].ratio
+                keys = frozenset({key})
+            else:
+                continue
+            if ratio >= policy.group_floor:
+                cands.append((ratio, key, keys))
+        cands.sort(reverse=True)
+        return {key: (keys, ratio) for ratio, key, keys in cands[: policy.group_candidates]}
+
+    def _first_risky_group(
+        self,
+        members: dict[str, tuple[frozenset[str], float]],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        judged: set[tuple[frozenset[str], ...]],
+    ) -> tuple[tuple[str, ...], Verdict] | None:
+        keys = list(members)
+        for size in range(2, min(policy.max_group, len(keys)) + 1):
+            for combo in itertools.combinations(keys, size):
+                conj = canon(members[k][0] for k in combo)
+                if conj in judged:
+                    continue
+                v = self.measure.verdict(conj, entities, policy.alpha)
+                if v.n >= self.measure.estimator.group_min_support and v.risky:
+                    return combo, v
+                judged.add(conj)
+        return None
+
+
+UNKNOWN_WINDOW = 8  # tokens either side of a risky term
+# A word in fewer paragraphs of K than this may be judged by the base it derives from.
+DERIVED_MAX_SUPPORT = 50
+DERIVED_MIN_BASE = 10  # a base must itself be well attested, or any rare stem would do
+_PREFIX_WORDS = frozenset({"anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "counter", "semi", "ex"})
+_WORDLIKE = re.compile(r"[^\W\d_]+(?:[-'\u2019 ][^\W\d_]+)*")
+
+
+def _near(occs: Sequence[TermOccurrence], hot: dict[int, list[int]]) -> bool:
+    return any(abs(o.first_token - p) <= UNKNOWN_WINDOW for o in occs for p in hot.get(o.sentence, ()))
+
+
+def _wordlike(surface: str) -> bool:
+    """A word a person wrote (a rare name, a drug), not a code, hash or identifier."""
+    if len(surface) > 30 or not _WORDLIKE.fullmatch(surface):
+        return False
+    inner_caps = sum(ch.isupper() for ch in surface[1:])
+    return (surface.isupper() and len(surface) <= 6) or inner_caps <= 1 or surface.istitle()
+
+
+def surface_of(tokens: Sequence[Token], occ: TermOccurrence) -> str:
+    return " ".join(t.text for t in tokens[occ.first_token : occ.first_token + occ.n_tokens])

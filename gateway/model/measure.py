@@ -1,0 +1,126 @@
+"""How much a term or group discloses of each entity, as K counts it (eq. 1-3, Definition 6).
+
+Every number the engine computes from K goes through one ``Measure``, and
+every one of them is cached the same way: a bounded, thread-safe map that
+forgets its oldest entries first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from gateway.model.knowledge import Estimator, Knowledge
+from gateway.model.records import Entity
+from gateway.model.terms import STOPWORDS
+
+Conjuncts = tuple[frozenset[str], ...]
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+def canon(conjuncts: Iterable[frozenset[str]]) -> Conjuncts:
+    """Order-free key for a count: the same set of conjuncts, the same key."""
+    return tuple(sorted(conjuncts, key=hash))
+
+
+class BoundedCache(Generic[K, V]):
+    """The engine's one cache policy: at most ``size`` entries, the oldest forgotten first."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._data: dict[K, V] = {}
+        self._lock = threading.Lock()
+
+    def get(self, key: K, compute: Callable[[K], V]) -> V:
+        found = self._data.get(key)
+        if found is not None:
+            return found
+        value = compute(key)
+        with self._lock:
+            if len(self._data) >= self._size:
+                # dicts keep insertion order: drop the oldest tenth in one go
+                for old in list(itertools.islice(self._data, max(1, self._size // 10))):
+                    self._data.pop(old, None)
+            self._data[key] = value
+        return value
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """How much a term (or group) discloses of the entity it discloses most."""
+
+    n: int
+    entity: Entity | None
+    pmi: float
+    threshold: float
+    ratio: float  # pmi / threshold; >= 1 is risky
+
+    @property
+    def risky(self) -> bool:
+        return self.ratio >= 1.0
+
+
+def name_verdict(e: Entity, alpha: float) -> Verdict:
+    """A name of c discloses c entirely: PMI = IC(c)."""
+    return Verdict(e.n_docs, e, e.ic, e.ic / alpha, alpha)
+
+
+class Measure:
+    def __init__(self, knowledge: Knowledge, estimator: Estimator, *, cache_size: int = 500_000) -> None:
+        self.knowledge = knowledge
+        self.estimator = estimator
+        self._counts: BoundedCache[Conjuncts, int] = BoundedCache(cache_size)
+        self._ics: BoundedCache[str, float] = BoundedCache(cache_size)
+        self._verdicts: BoundedCache[tuple[Conjuncts, tuple[Entity, ...], float], Verdict] = BoundedCache(cache_size)
+
+    @property
+    def min_support(self) -> int:
+        return self.estimator.min_support
+
+    def count(self, conjuncts: Conjuncts) -> int:
+        return self._counts.get(conjuncts, self.knowledge.count)
+
+    def ic(self, key: str) -> float:
+        return self._ics.get(key, lambda k: self.estimator.ic(self.knowledge, self.count((frozenset({k}),))))
+
+    def verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> Verdict:
+        return self._verdicts.get((conjuncts, tuple(entities), alpha), lambda k: self._verdict(*k))
+
+    def _verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> Verdict:
+        n_t = self.count(conjuncts)
+        best = Verdict(n_t, None, float("-inf"), float("inf"), float("-inf"))
+        for e in entities:
+            n_ct = self.count(canon((*conjuncts, e.keys)))
+            pmi = self.estimator.pmi(self.knowledge, e.n_docs, n_t, n_ct)
+            threshold = e.ic / alpha
+            ratio = pmi / threshold
+            if ratio > best.ratio:
+                best = Verdict(n_t, e, pmi, threshold, ratio)
+        return best
+
+    def term(self, key: str, entities: Sequence[Entity], alpha: float) -> Verdict:
+        return self.verdict((frozenset({key}),), entities, alpha)
+
+    def riskiest_word(
+        self, key: str, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
+    ) -> Verdict | None:
+        """For a phrase: the verdict of its riskiest word, if that word is risky."""
+        if " " not in key:
+            return None
+        worst: Verdict | None = None
+        for word in key.split(" "):
+            if word in STOPWORDS:
+                continue
+            if word in names:
+                return name_verdict(names[word], alpha)
+            v = self.term(word, entities, alpha)
+            if v.n >= self.min_support and v.risky and (worst is None or v.ratio > worst.ratio):
+                worst = v
+        return worst
