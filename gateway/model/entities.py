@@ -107,7 +107,8 @@ def resolve_entity(
         elif n_k >= max(min_support, 1) and knowledge.count([{k}, core]) / n_k >= alias_confidence:
             keys.add(k)
     final = frozenset(keys)
-    n_c = knowledge.count([final]) if final != core else n_core
+    # An acronym taken on trust (K knows nothing of c) names c, but its documents are not c's.
+    n_c = knowledge.count([final]) if final != core and n_core else n_core
     warning = ""
     if n_c < max(min_support, 1):
         # Its names are still risky wherever they appear; only inference by counts is lost.
