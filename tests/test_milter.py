@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_postfix import MAIN, MASTER, NOBODY, ROOT, free_port, wait_for
+from test_postfix import MAIN, MASTER, NOBODY, ROOT, Postfix, free_port, gateway_config, wait_for
 from test_serve import Server
 
 pytestmark = pytest.mark.skipif(
@@ -184,4 +184,42 @@ def test_milter_with_postfix_end_to_end(root: Path) -> None:
         assert any(400 <= c < 500 for c in codes), down.value
         assert len(pf.delivered()) == 3
     finally:
+        gateway.stop()
+
+
+@pytest.mark.parametrize(("fragment", "traces"), [("shipped", 1), ("dkim-variant", 2)])
+def test_a_signing_milter_on_the_reinjection_smtpd_needs_the_documented_variant(
+    root: Path, fragment: str, traces: int
+) -> None:
+    """README: sign after sanigate, on 10026. The shipped no_milters switches a milter there off; the variant not.
+
+    sanigate milter stands in for OpenDKIM: it adds its own trace field to what passes the 10026 smtpd.
+    """
+    gw_port, reinject, milter_port = free_port(), free_port(), free_port()
+    shipped = (ROOT / "config/postfix/master.cf.fragment").read_text()
+    if fragment == "shipped":  # the advice as it was: only smtpd_milters added to the shipped lines
+        master = shipped.rstrip() + f"\n  -o smtpd_milters=inet:127.0.0.1:{milter_port}\n"
+    else:  # the commented variant, applied as the comment says
+        lines = [line for line in shipped.splitlines() if not line.startswith("  -o receive_override_options")]
+        master = "\n".join(line.removeprefix("#") if line.startswith("#  -o ") else line for line in lines) + "\n"
+        master = master.replace("inet:127.0.0.1:8891", f"inet:127.0.0.1:{milter_port}")
+        active = [line for line in master.splitlines() if not line.startswith("#")]
+        assert not any("no_milters" in line for line in active) and any("smtpd_milters" in line for line in active)
+    signer_dir = root / "signer"
+    signer_dir.mkdir()
+    signer = milter_config(signer_dir, milter_port, "store")
+    content_filter = gateway_config(root, gw_port, reinject)
+    gateway, stand_in = Server(content_filter, root), Server(signer, signer_dir, command="milter")
+    try:
+        pf = Postfix(root, gw_port, reinject, master_fragment=master)
+        pf.submit("The patient had an HIV test.")
+        wait_for(lambda: len(pf.delivered()) == 1, 60, "the delivery", pf)  # type: ignore[arg-type]
+        mail = email.message_from_bytes(pf.delivered()[0].read_bytes(), policy=email.policy.default)
+        found = mail.get_all("X-Sanigate") or []
+        assert len(found) == traces, found  # the content filter's; with the variant, the 10026 milter's too
+        assert found[-1].startswith("status=sanitized") or found[0].startswith("status=sanitized")
+        if traces == 2:
+            assert any(t.startswith("status=clean") for t in found)  # the "signer" saw the sanitized message
+    finally:
+        stand_in.stop()
         gateway.stop()

@@ -93,7 +93,9 @@ def free_port() -> int:
 
 
 class Postfix:
-    def __init__(self, root: Path, gateway_port: int, reinject_port: int) -> None:
+    def __init__(
+        self, root: Path, gateway_port: int, reinject_port: int, *, master_fragment: str | None = None
+    ) -> None:
         self.root = root
         self.etc = root / "etc"
         self.smtp_port = free_port()
@@ -109,11 +111,8 @@ class Postfix:
             .replace("[127.0.0.1]:10025", f"[127.0.0.1]:{gateway_port}")
         )
         master = MASTER.format(smtp_port=f"127.0.0.1:{self.smtp_port}")
-        master += (
-            (ROOT / "config/postfix/master.cf.fragment")
-            .read_text()
-            .replace("127.0.0.1:10026", f"127.0.0.1:{reinject_port}")
-        )
+        fragment = master_fragment or (ROOT / "config/postfix/master.cf.fragment").read_text()
+        master += fragment.replace("127.0.0.1:10026", f"127.0.0.1:{reinject_port}")
         (self.etc / "main.cf").write_text(main)
         (self.etc / "master.cf").write_text(master)
         self.postfix("check")
