@@ -310,6 +310,10 @@ class MilterGateway(Gateway):
         self.port = self._server.sockets[0].getsockname()[1]
         self.listen_host = m.host
         log.info("milter listening on %s:%d (held messages: %s)", m.host, self.port, m.hold)
+        if m.hold == "store" and self.config.upstream.host is None:
+            log.warning("held messages are released through [upstream], which names no relay: a release would go "
+                        "into the Maildir %s; set [upstream] relay to a Postfix port without this milter",
+                        self.config.upstream.maildir)  # fmt: skip
 
     async def reload(self) -> bool:
         ok = await super().reload()
