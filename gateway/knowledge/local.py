@@ -8,6 +8,8 @@ bitmaps (unions first for the alternatives of one conjunct).
 from __future__ import annotations
 
 import array
+import hashlib
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
@@ -86,6 +88,43 @@ class LocalIndex:
         """Every posting list at once, for whole-K computations: ids, and each term's bounds in them."""
         ids = np.frombuffer(self._mapped.section("terms.vals"), dtype=np.uint32)
         return ids, np.frombuffer(self._bounds, dtype=np.uint64) // 4
+
+    def document_frequencies(self) -> npt.NDArray[np.uint32]:
+        return (np.diff(np.frombuffer(self._bounds, dtype=np.uint64)) // 4).astype(np.uint32)
+
+    def cooccurrences(self, keys: Collection[str]) -> npt.NDArray[np.uint32]:
+        """For every term id, the documents holding it and any of ``keys``: one pass over all postings.
+
+        Kept beside the mapped K (named by the keys), so each entity's pass is made once, not per worker.
+        """
+        present = sorted(k for k in keys if self._terms.id_of(k) >= 0)
+        cache = None
+        if self._mapped.path is not None:
+            digest = hashlib.sha256("\n".join(present).encode("utf-8")).hexdigest()[:20]
+            cache = self._mapped.path.with_name(f"{self._mapped.path.stem}.cooc-{digest}.u32")
+            try:
+                found = np.fromfile(cache, dtype=np.uint32)
+                if len(found) == len(self._terms):
+                    return found
+            except (OSError, ValueError):
+                pass
+        mask = np.zeros(self._n_docs, dtype=bool)
+        for k in present:
+            mask[np.frombuffer(self._terms.value(self._terms.id_of(k)), dtype=np.uint32)] = True
+        ids, bounds = self.documents()
+        counts = np.zeros(len(self._terms), dtype=np.uint32)
+        if len(ids):
+            starts = np.minimum(bounds[:-1], len(ids) - 1).astype(np.int64)
+            counts = np.add.reduceat(mask[ids], starts, dtype=np.uint32)
+            counts[bounds[1:] == bounds[:-1]] = 0
+        if cache is not None:
+            tmp = cache.with_name(f"{cache.name}.tmp{os.getpid()}")
+            try:
+                counts.tofile(tmp)
+                tmp.replace(cache)
+            except OSError:
+                tmp.unlink(missing_ok=True)  # a read-only cache: computed again next time
+        return counts
 
     def _decode(self, i: int) -> FrozenBitMap:
         # pyroaring copies an array.array in C; anything else it iterates in Python.

@@ -1,0 +1,190 @@
+"""The fast path for clean text: most messages have nothing near the line.
+
+For a policy (its entities and alpha) we compute, once, the risk ratio
+PMI(c;t) / (IC(c)/alpha) of every term of K against the entity it discloses
+most, from one pass over K's postings per entity (``WholeKnowledge``). A text
+is *clean* when
+  * none of its terms, nor any word of its phrases, reaches ratio 1, is a
+    name of an entity or on the deny list, and (under ``unknown = "redact"``)
+    none is unknown to K;
+  * no two terms of one sentence that reach ``group_floor`` can form a risky
+    group, by a bound that needs no intersection: a group's documents with c
+    are at most the fewer of its members' (n(c,T) <= x = min n(c,t)), it is
+    judged only in >= ``group_min_support`` documents, and the smoothed
+    p(c|T) = (n(c,T) + m p(c)) / (n(T) + m) is then at most
+    (x + m p(c)) / (max(group_min_support, x) + m), which grows with x, so
+    a triple is bounded by any of its pairs.
+Then the full engine would change nothing, by construction: a term is risky
+only at ratio >= 1, by name or by the deny list; a phrase by a word at ratio
+>= 1 or a name; groups are formed only of terms at ratio >= group_floor; an
+unknown term is redacted (``context``) only near a risky one. The text comes
+back unchanged with no decisions, and rebuilding and verification are skipped.
+``tests/test_prefilter.py`` checks the property against the full engine.
+
+The ratios are exact, not bounds: the same counts and smoothed PMI as
+``Engine.verdict`` (a margin of 1e-9 covers float rounding).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import threading
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from gateway.model.knowledge import Estimator
+from gateway.model.records import Entity, SanitizePolicy
+from gateway.model.terms import STOPWORDS
+
+Ratios = npt.NDArray[np.float64]
+_MARGIN = 1e-9
+
+
+@runtime_checkable
+class WholeKnowledge(Protocol):
+    """A K that can answer for every term at once (the local index can; a web API cannot)."""
+
+    @property
+    def n_docs(self) -> int: ...
+
+    def term_id(self, key: str) -> int: ...
+
+    def document_frequencies(self) -> npt.NDArray[np.uint32]: ...
+
+    def cooccurrences(self, keys: Collection[str]) -> npt.NDArray[np.uint32]:
+        """For every term id, the documents holding it and any of ``keys``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _PolicyTable:
+    ratios: Ratios  # each term's highest ratio; -inf where K holds too few documents to judge it
+    cooccurrences: tuple[npt.NDArray[np.uint32], ...]  # per entity, n(c,t) for every term
+    p_c: tuple[float, ...]
+    thresholds: tuple[float, ...]
+
+
+class CleanTextFilter:
+    """Per-policy ratio tables over a ``WholeKnowledge``, and the clean-text test."""
+
+    def __init__(self, knowledge: WholeKnowledge, estimator: Estimator) -> None:
+        self._k = knowledge
+        self._estimator = estimator
+        self._df: npt.NDArray[np.uint32] | None = None
+        self._tables: dict[tuple[tuple[Entity, ...], float], _PolicyTable] = {}
+        self._ids: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def table(self, entities: Sequence[Entity], alpha: float) -> Ratios:
+        """Every term's highest ratio over ``entities``; -inf where K holds too few documents to judge."""
+        return self._table(entities, alpha).ratios
+
+    def _table(self, entities: Sequence[Entity], alpha: float) -> _PolicyTable:
+        cache_key = (tuple(entities), alpha)
+        found = self._tables.get(cache_key)
+        if found is not None:
+            return found
+        with self._lock:
+            found = self._tables.get(cache_key)
+            if found is None:
+                found = self._build(entities, alpha)
+                if len(self._tables) >= 16:  # policies come and go with reloads
+                    self._tables.clear()
+                self._tables[cache_key] = found
+        return found
+
+    def _frequencies(self) -> npt.NDArray[np.uint32]:
+        if self._df is None:
+            self._df = self._k.document_frequencies()
+        return self._df
+
+    def _build(self, entities: Sequence[Entity], alpha: float) -> _PolicyTable:
+        n = self._k.n_docs
+        m = self._estimator.prior_weight
+        n_t = self._frequencies().astype(np.float64)
+        best = np.full(len(n_t), -np.inf)
+        coocs, p_cs, thresholds = [], [], []
+        for e in entities:
+            if e.n_docs == 0 or n == 0:
+                continue  # an entity K never saw discloses nothing (the engine's PMI is -inf)
+            counts = self._k.cooccurrences(e.keys)
+            p_c = e.n_docs / n
+            with np.errstate(divide="ignore"):
+                pmi = np.log(((counts.astype(np.float64) + m * p_c) / (n_t + m)) / p_c)
+            np.maximum(best, pmi / (e.ic / alpha), out=best)
+            coocs.append(counts)
+            p_cs.append(p_c)
+            thresholds.append(e.ic / alpha)
+        best[self._frequencies() < self._estimator.min_support] = -np.inf
+        return _PolicyTable(best, tuple(coocs), tuple(p_cs), tuple(thresholds))
+
+    def _id(self, key: str) -> int:
+        found = self._ids.get(key)
+        if found is None:
+            found = self._k.term_id(key)
+            if len(self._ids) < 200_000:
+                self._ids[key] = found
+        return found
+
+    def is_clean(self, terms: Iterable[tuple[str, int]], policy: SanitizePolicy, entities: Sequence[Entity],
+                 *, allow: Collection[str], deny: Collection[str]) -> bool:  # fmt: skip
+        """Would the engine leave a text with these terms (key, sentence) as it is? False when in doubt."""
+        t = self._table(entities, policy.alpha)
+        ratios = t.ratios
+        floor = (min(1.0, policy.group_floor) if policy.max_group >= 2 else 1.0) - _MARGIN
+        names = {k for e in entities for k in e.keys}
+        df = self._frequencies()
+        min_support = self._estimator.min_support
+        redact_unknown = policy.unknown == "redact"
+        seen: set[str] = set()
+        candidates: dict[int, set[int]] = {}  # sentence -> terms at the group floor
+        for key, sentence in terms:
+            if key in allow:
+                continue
+            i = self._id(key)
+            if key not in seen:
+                seen.add(key)
+                if key in deny or key in names:
+                    return False
+                if i >= 0 and ratios[i] >= 1.0 - _MARGIN:
+                    return False
+                if redact_unknown and (i < 0 or df[i] < min_support):
+                    return False
+                if " " in key and not self._words_clean(key, ratios, names):
+                    return False
+            if i >= 0 and ratios[i] >= floor:
+                candidates.setdefault(sentence, set()).add(i)
+        if policy.max_group < 2:
+            return True
+        return not any(self._may_group(sorted(c), t) for c in candidates.values() if len(c) >= 2)
+
+    def _words_clean(self, key: str, ratios: Ratios, names: Collection[str]) -> bool:
+        for word in key.split(" "):
+            if word in STOPWORDS:
+                continue
+            if word in names:
+                return False
+            j = self._id(word)
+            if j >= 0 and ratios[j] >= 1.0 - _MARGIN:
+                return False
+        return True
+
+    def _may_group(self, ids: Sequence[int], t: _PolicyTable) -> bool:
+        """Could any pair (hence any triple) of these terms be a risky group? See the module's bound."""
+        df = self._frequencies()
+        gms = self._estimator.group_min_support
+        m = self._estimator.prior_weight
+        for a, b in itertools.combinations(ids, 2):
+            if min(df[a], df[b]) < gms:
+                continue  # fewer documents hold both than a group needs to be judged
+            for counts, p_c, threshold in zip(t.cooccurrences, t.p_c, t.thresholds, strict=True):
+                x = float(min(counts[a], counts[b]))
+                p = (x + m * p_c) / (max(gms, x) + m)
+                if math.log(p / p_c) / threshold >= 1.0 - _MARGIN:
+                    return True
+        return False

@@ -1,0 +1,140 @@
+"""The fast path for clean text must never let through what the full engine would change."""
+
+from __future__ import annotations
+
+import random
+import tarfile
+from dataclasses import replace
+from email import message_from_bytes, policy
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gateway.model.engine import Engine
+from gateway.model.records import SanitizePolicy
+
+ARCHIVE = Path(__file__).resolve().parents[1].parent / "shared/samples/loadtest/usrp-users_lists.ettus.com_eml.tar.xz"
+
+POLICIES = [
+    SanitizePolicy(entities=("HIV", "sexually transmitted disease", "substance abuse"), alpha=1.5),
+    SanitizePolicy(entities=("HIV", "Los Angeles", "Catholicism"), alpha=2.0, unknown="redact"),
+    SanitizePolicy(entities=("HIV",), alpha=1.2, max_group=1, deny=frozenset({"firmware"})),
+    SanitizePolicy(entities=("Catholicism",), alpha=3.0, group_floor=0.2, allow=frozenset({"church"})),
+]
+
+# Words around the line for these entities, and ordinary ones: a mix makes texts on both sides.
+NEAR = ("antiretroviral viral load therapy condom clinic virus heroin methadone rehab infection "
+        "blood test positive diagnosis Beverly Hills church pope bishop parish mass Hollywood").split()  # fmt: skip
+PLAIN = ("the radio board firmware driver sample rate antenna frequency we tried again yesterday "
+         "and it works with a new cable thanks for the help in the lab today").split()  # fmt: skip
+
+
+def _full(engine: Engine, text: str, p: SanitizePolicy) -> tuple[str, int]:
+    clean, engine._clean = engine._clean, None
+    try:
+        r = engine.sanitize(text, p)
+    finally:
+        engine._clean = clean
+    return r.text, len(r.decisions)
+
+
+def _fast_says_clean(engine: Engine, text: str, p: SanitizePolicy) -> bool:
+    return engine._if_clean(text, p, engine.entities_of(p)) is not None
+
+
+def _archive_texts(n: int) -> list[str]:
+    out: list[str] = []
+    with tarfile.open(ARCHIVE) as tar:
+        for member in tar:
+            f = tar.extractfile(member) if member.isfile() else None
+            if f is None:
+                continue
+            msg = message_from_bytes(f.read(), policy=policy.default)
+            body = msg.get_body(("plain",)) if hasattr(msg, "get_body") else None
+            try:
+                text = body.get_content() if body is not None else ""
+            except (LookupError, ValueError):
+                continue
+            if text.strip():
+                out.append(f"{msg.get('Subject', '')}\n\n{text}"[:6000])
+            if len(out) >= n:
+                break
+    return out
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_clean_archive_mail_is_left_alone_exactly_as_the_full_engine_would(engine: Engine) -> None:
+    texts = _archive_texts(120)
+    fired = 0
+    for text in texts:
+        for n, p in enumerate(POLICIES[:2]):
+            if _fast_says_clean(engine, text, p):
+                fired += n == 0
+                assert _full(engine, text, p) == (text, 0)
+            assert engine.sanitize(text, p).text == _full(engine, text, p)[0]
+    # Most real mail is nowhere near the line: the fast path must actually be taken (not under
+    # unknown = "redact", where nearly every message has a word K does not know).
+    assert fired > 0.6 * len(texts)
+
+
+def test_a_text_the_engine_changes_is_never_called_clean(engine: Engine) -> None:
+    text = "Her HIV test came back positive; she started antiretroviral therapy at the clinic in Beverly Hills."
+    for p in POLICIES:
+        full_text, n = _full(engine, text, p)
+        if n:
+            assert not _fast_says_clean(engine, text, p)
+            assert engine.sanitize(text, p).text == full_text
+
+
+@given(
+    words=st.lists(st.sampled_from(NEAR + PLAIN), min_size=3, max_size=40),
+    stops=st.lists(st.integers(min_value=0, max_value=39), max_size=4),
+    which=st.integers(min_value=0, max_value=len(POLICIES) - 1),
+    alpha=st.sampled_from([1.0, 1.5, 2.0, 4.0]),
+)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_whatever_the_fast_path_passes_the_full_engine_leaves_unchanged(
+    engine: Engine, words: list[str], stops: list[int], which: int, alpha: float
+) -> None:
+    for i in sorted(set(stops), reverse=True):
+        if i < len(words):
+            words.insert(i, ".")
+    text = " ".join(words).replace(" .", ".")
+    p = replace(POLICIES[which], alpha=alpha)
+    if _fast_says_clean(engine, text, p):
+        assert _full(engine, text, p) == (text, 0)
+    assert engine.sanitize(text, p).text == _full(engine, text, p)[0]
+
+
+def test_the_fast_path_result_is_the_full_engines(engine: Engine) -> None:
+    text = "We tried the new firmware on the radio board yesterday and it works with the antenna."
+    p = POLICIES[0]
+    assert _fast_says_clean(engine, text, p)
+    fast = engine.sanitize(text, p)
+    clean, engine._clean = engine._clean, None
+    try:
+        full = engine.sanitize(text, p)
+    finally:
+        engine._clean = clean
+    assert (fast.text, fast.decisions, fast.rounds, fast.edits) == (full.text, full.decisions, full.rounds, full.edits)
+    assert fast.utility == full.utility
+    # The deny list is never passed by the fast path.
+    assert not _fast_says_clean(engine, text, POLICIES[2])
+
+
+def test_ratio_table_matches_the_engines_verdicts(engine: Engine) -> None:
+    assert engine._clean is not None
+    p = POLICIES[0]
+    entities = engine.entities_of(p)
+    table = engine._clean.table(entities, p.alpha)
+    rng = random.Random(4)
+    keys = ["antiretroviral", "clinic", "virus", "condom", "heroin", "football", "los angeles", "board"]
+    keys += [engine.knowledge.phrases().__iter__().__next__()]  # type: ignore[attr-defined]
+    for key in keys + [k for k in rng.sample(NEAR + PLAIN, 10) if k.islower()]:
+        i = engine.knowledge.term_id(key)  # type: ignore[attr-defined]
+        v = engine.verdict((frozenset({key}),), entities, p.alpha)
+        if i < 0 or v.n < engine.estimator.min_support:
+            continue
+        assert table[i] == pytest.approx(v.ratio, rel=1e-12, abs=1e-12)
