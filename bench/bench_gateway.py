@@ -1,13 +1,17 @@
-"""Load test: replay the mailing-list archive through `sanigate serve`, sanitizing and not.
+"""Load test: replay the mailing-list archive through a minimal relay and through `sanigate serve`.
 
-    .venv/bin/python bench/bench_gateway.py [--limit N] [--concurrency 8]
+    nice -n 5 .venv/bin/python bench/bench_gateway.py [--limit 1500] [--concurrency 8] [--passthrough]
 
-Both runs use the same gateway, the same process pool and the same upstream
-capture server on loopback; the baseline has no policy (the proxy path only),
-the other the 3-entity us-medical policy. A DOCX attachment is added to 5 % of
-the messages and a PDF to 2 %. Reports messages/s, p50/p99 latency and peak
-RSS of the gateway and its workers, and the ratio of the two throughputs.
-Results: bench/results/gateway.json.
+Every run sends the same messages over the same number of connections to the
+same upstream capture server on loopback, in one command. The baseline is the
+floor of any Python relay: ``minimal_relay.py`` (aiosmtpd in, aiosmtplib out,
+nothing else). Then `sanigate serve` with 2 workers and the 3-entity
+us-medical policy (and, with ``--passthrough``, the same gateway with no
+policy). A DOCX attachment is added to 5 % of the messages and a PDF to 2 %.
+Reports messages/s, p50/p99 latency, CPU per message by role, peak RSS, each
+worker's memory from /proc/PID/smaps_rollup (PSS, USS, and the anonymous
+memory that is the worker's own beyond the mapped, shared K), the time to
+start, and the ratios of the throughputs. Results: bench/results/gateway.json.
 """
 
 from __future__ import annotations
@@ -122,7 +126,7 @@ def rss_mb(pid: int) -> float:
 
 
 async def replay(ports: list[int], messages: list[tuple[str, bytes]], concurrency: int,
-                 pid: int | None = None) -> dict[str, float]:  # fmt: skip
+                 pid: int | None = None, *, keep_latencies: bool = False) -> dict[str, float]:  # fmt: skip
     """Send every message over ``concurrency`` connections spread over the gateways at ``ports``.
 
     With ``pid`` (one gateway), also sample its memory and its CPU time and that of its workers.
@@ -185,6 +189,8 @@ async def replay(ports: list[int], messages: list[tuple[str, bytes]], concurrenc
         },
         "outcomes": outcomes,  # type: ignore[dict-item]
     }
+    if keep_latencies:  # for combining rounds; not saved
+        result["_latencies"] = latencies  # type: ignore[assignment]
     if pid is None:  # several gateways: no single process to account for
         for key in ("peak_rss_mb", "cpu_ms_per_message"):
             result.pop(key)
@@ -193,12 +199,36 @@ async def replay(ports: list[int], messages: list[tuple[str, bytes]], concurrenc
 
 def start_gateway(cfg: Path, tmp: Path) -> tuple[subprocess.Popen[str], int]:
     """`sanigate serve` as a process; returns it once it listens, with its port."""
-    proc = subprocess.Popen([sys.executable, "-m", "gateway.cli", "serve", "--config", str(cfg)], cwd=tmp,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)  # fmt: skip
+    return start_listening([sys.executable, "-m", "gateway.cli", "serve", "--config", str(cfg)], tmp)
+
+
+def start_listening(cmd: list[str], cwd: Path) -> tuple[subprocess.Popen[str], int]:
+    """A server process that prints "listening on HOST:PORT" once it accepts connections."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     port = int(re.search(r":(\d+)", line.split("listening on", 1)[1]).group(1))  # type: ignore[union-attr]
     return proc, port
+
+
+def smaps(pid: int) -> dict[str, float]:
+    """A process's memory in MB: RSS, PSS (shared pages divided among their users), USS (pages no
+    other process maps) and anonymous (heap: its own, unlike the mapped K's file pages)."""
+    fields: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()[1:]:
+        name, _, rest = line.partition(":")
+        fields[name] = int(rest.split()[0])
+    return {"rss_mb": round(fields["Rss"] / 1024, 1), "pss_mb": round(fields["Pss"] / 1024, 1),
+            "uss_mb": round((fields["Private_Clean"] + fields["Private_Dirty"]) / 1024, 1),
+            "anonymous_mb": round(fields["Anonymous"] / 1024, 1),
+            "file_pss_mb": round(fields.get("Pss_File", 0) / 1024, 1)}  # fmt: skip
+
+
+def worker_memory(pid: int) -> list[dict[str, float]]:
+    """The sanitizer processes of a gateway (not multiprocessing's resource tracker)."""
+    out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(pid)], capture_output=True, text=True).stdout
+    pids = [int(k) for k in out.split()]
+    return [smaps(k) for k in pids if b"resource_tracker" not in Path(f"/proc/{k}/cmdline").read_bytes()]
 
 
 def stop_gateway(proc: subprocess.Popen[str]) -> None:
@@ -213,36 +243,87 @@ def save(name: str, result: dict[str, object]) -> None:
     (HERE / "results" / f"{name}.json").write_text(json.dumps(result, indent=2) + "\n")
 
 
-def run(cfg: Path, tmp: Path, messages: list[tuple[str, bytes]], concurrency: int) -> dict[str, float]:
-    proc, port = start_gateway(cfg, tmp)
-    try:
-        return asyncio.run(replay([port], messages, concurrency, proc.pid))
-    finally:
-        stop_gateway(proc)
+def combine(parts: list[dict[str, object]]) -> dict[str, object]:
+    """Rounds of one server as one run: totals, latency percentiles over every message."""
+    n = sum(int(p["messages"]) for p in parts)  # type: ignore[call-overload]
+    seconds = sum(float(p["seconds"]) for p in parts)  # type: ignore[arg-type]
+    lat = sorted(x for p in parts for x in p.pop("_latencies"))  # type: ignore[attr-defined]
+    out: dict[str, object] = {"messages": n, "seconds": round(seconds, 1), "messages_per_s": round(n / seconds, 1),
+                              "p50_ms": round(1000 * statistics.median(lat), 1),
+                              "p99_ms": round(1000 * lat[int(0.99 * (len(lat) - 1))], 1),
+                              "peak_rss_mb": max(float(p["peak_rss_mb"]) for p in parts)}  # type: ignore[arg-type]  # fmt: skip
+    cpu: dict[str, float] = {}
+    outcomes: dict[str, int] = {}
+    for p in parts:
+        m = int(p["messages"])  # type: ignore[call-overload]
+        for k, v in p["cpu_ms_per_message"].items():  # type: ignore[attr-defined]
+            cpu[k] = cpu.get(k, 0.0) + v * m / n
+        for k, v in p["outcomes"].items():  # type: ignore[attr-defined]
+            outcomes[k] = outcomes.get(k, 0) + v
+    out["cpu_ms_per_message"] = {k: round(v, 2) for k, v in cpu.items()}
+    out["outcomes"] = outcomes
+    return out
+
+
+def serve_cmd(cfg: Path) -> list[str]:
+    return [sys.executable, "-m", "gateway.cli", "serve", "--config", str(cfg)]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--limit", type=int, default=None)
+    ap.add_argument("--limit", type=int, default=1500)
     ap.add_argument("--concurrency", type=int, default=8)
+    ap.add_argument("--rounds", type=int, default=3, help="the servers take turns, a share of the messages each")
+    ap.add_argument("--passthrough", action="store_true", help="also run the gateway with no policy")
     args = ap.parse_args()
     messages = load_messages(args.limit, random.Random(11))
     print(f"{len(messages)} messages, {sum(len(d) for _, d in messages) / 1e6:.1f} MB", flush=True)
     capture = ThreadedCapture()
+    parts: dict[str, list[dict[str, object]]] = {}
+    starts: dict[str, float] = {}
+    memory: list[dict[str, float]] = []
+    procs: dict[str, tuple[subprocess.Popen[str], int]] = {}
     try:
         with tempfile.TemporaryDirectory() as d:
             tmp = Path(d)
-            base = run(config(tmp, capture.port, False), tmp, messages, args.concurrency)
-            print("passthrough:", json.dumps(base), flush=True)
-            capture.handler.messages.clear()
-            san = run(config(tmp, capture.port, True), tmp, messages, args.concurrency)
-            print("sanitizing: ", json.dumps(san), flush=True)
+            plan = [("minimal_relay", [sys.executable, str(HERE / "minimal_relay.py"), "--upstream",
+                                       f"127.0.0.1:{capture.port}"])]  # fmt: skip
+            if args.passthrough:
+                plan.append(("passthrough", serve_cmd(config(tmp, capture.port, False))))
+            plan.append(("sanitizing", serve_cmd(config(tmp, capture.port, True))))
+            try:
+                for name, cmd in plan:
+                    started = time.perf_counter()
+                    procs[name] = start_listening(cmd, tmp)
+                    starts[name] = round(time.perf_counter() - started, 2)
+                # The servers take turns on the same share of messages, so that the load other
+                # work puts on the machine falls on each of them alike.
+                size = -(-len(messages) // args.rounds)
+                for r in range(args.rounds):
+                    share = messages[r * size : (r + 1) * size]
+                    for name, _cmd in plan:
+                        proc, port = procs[name]
+                        capture.handler.messages.clear()
+                        one = replay([port], share, args.concurrency, proc.pid, keep_latencies=True)
+                        parts.setdefault(name, []).append(asyncio.run(one))  # type: ignore[arg-type]
+                    print(f"round {r + 1}:", {n: p[-1]["messages_per_s"] for n, p in parts.items()}, flush=True)
+                memory = worker_memory(procs["sanitizing"][0].pid)
+            finally:
+                for proc, _port in procs.values():
+                    stop_gateway(proc)
     finally:
         capture.close()
-    result = {"passthrough": base, "sanitizing": san,
-              "throughput_ratio": round(san["messages_per_s"] / base["messages_per_s"], 3),
-              "concurrency": args.concurrency, "workers": 2}  # fmt: skip
-    print("ratio sanitizing/passthrough:", result["throughput_ratio"])
+    runs = {name: {**combine(p), "start_s": starts[name]} for name, p in parts.items()}
+    runs["sanitizing"]["worker_memory"] = memory
+    for name, r in runs.items():
+        print(f"{name}:", json.dumps(r), flush=True)
+    rate = {name: float(r["messages_per_s"]) for name, r in runs.items()}  # type: ignore[arg-type]
+    result: dict[str, object] = {**runs, "concurrency": args.concurrency, "workers": 2, "rounds": args.rounds,
+                                 "load_average_at_end": Path("/proc/loadavg").read_text().split()[:3]}  # fmt: skip
+    result["ratio_to_minimal_relay"] = round(rate["sanitizing"] / rate["minimal_relay"], 3)
+    if "passthrough" in rate:
+        result["ratio_to_passthrough"] = round(rate["sanitizing"] / rate["passthrough"], 3)
+    print("sanitizing / minimal relay:", result["ratio_to_minimal_relay"])
     save("gateway", result)
     return 0
 

@@ -34,7 +34,7 @@ def default_index_path() -> Path:
 
 
 class LocalIndex:
-    def __init__(self, path: Path, *, cache_terms: int = 50_000, cache_dir: Path | None = None) -> None:
+    def __init__(self, path: Path, *, cache_bytes: int = 24 << 20, cache_dir: Path | None = None) -> None:
         mapped, header = open_prepared(path, cache_dir=cache_dir)
         if header.get("normalization") != NORMALIZATION_VERSION:
             raise IndexFormatError(
@@ -50,7 +50,10 @@ class LocalIndex:
         self._bounds = self._terms.value_bounds()
         self._cache: OrderedDict[int, FrozenBitMap] = OrderedDict()
         self._unions: OrderedDict[frozenset[str], FrozenBitMap] = OrderedDict()
-        self._cache_terms = cache_terms
+        # Decoded bitmaps are the worker's own memory (the mapped postings are shared): bounded by size,
+        # since one frequent term's bitmap weighs as much as a thousand rare ones'.
+        self._cache_bytes = cache_bytes
+        self._cached_bytes = 0
         self._lock = threading.Lock()
         self._phrases = MappedPhrases(mapped, self._terms)
 
@@ -138,9 +141,12 @@ class LocalIndex:
                 return bm
         bm = self._decode(i)
         with self._lock:
-            self._cache[i] = bm
-            if len(self._cache) > self._cache_terms:
-                self._cache.popitem(last=False)
+            if i not in self._cache:
+                self._cache[i] = bm
+                self._cached_bytes += _bitmap_bytes(bm)
+            while self._cached_bytes > self._cache_bytes and len(self._cache) > 1:
+                _key, old = self._cache.popitem(last=False)
+                self._cached_bytes -= _bitmap_bytes(old)
         return bm
 
     def _conjunct(self, alternatives: Collection[str]) -> FrozenBitMap | BitMap | None:
@@ -186,6 +192,11 @@ class LocalIndex:
         for bm in maps[2:-1]:
             acc &= bm
         return int(acc.intersection_cardinality(maps[-1]))
+
+
+def _bitmap_bytes(bm: FrozenBitMap) -> int:
+    st = bm.get_statistics()
+    return 64 + int(st["n_bytes_array_containers"] + st["n_bytes_run_containers"] + st["n_bytes_bitset_containers"])
 
 
 class MappedPhrases(Collection[str]):

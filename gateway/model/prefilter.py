@@ -127,7 +127,7 @@ class CleanTextFilter:
         found = self._ids.get(key)
         if found is None:
             found = self._k.term_id(key)
-            if len(self._ids) < 200_000:
+            if len(self._ids) < 100_000:
                 self._ids[key] = found
         return found
 

@@ -164,7 +164,7 @@ def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = No
     return tokens
 
 
-_MAX_SHARED_NORMS = 200_000
+_MAX_SHARED_NORMS = 100_000
 _CODE_AFTER = frozenset({":", "-", "("})
 _CODE_BEFORE = frozenset({":", ">"})
 
@@ -272,7 +272,7 @@ class PhraseSet:
                 yield j - i
 
 
-_MAX_ASKED = 100_000
+_MAX_ASKED = 50_000
 
 
 def extract_terms(

