@@ -120,15 +120,15 @@ def _header(source: Path, digest: str) -> dict[str, object]:
 
 def open_prepared(source: Path, *, cache_dir: Path | None = None) -> tuple[MappedFile, dict[str, object]]:
     """The mapped copy of ``source`` (prepared now if there is none yet) and the source's header."""
+    target_dir = cache_dir or default_cache_dir()
     try:
-        digest = file_digest(source)
         size = source.stat().st_size
+        digest = _known_digest(source, target_dir) if size >= IN_MEMORY_BELOW else file_digest(source)
     except OSError as exc:
         raise IndexFormatError(f"cannot read index {source}: {exc.strerror}") from exc
     source_header = read_index_header(source)
     if size < IN_MEMORY_BELOW:
         return _in_memory(source, digest), source_header
-    target_dir = cache_dir or default_cache_dir()
     target = target_dir / f"{source.stem}-{digest[:20]}.v{PREPARED_FORMAT}.sgmap"
     found = _try_open(target, digest)
     if found is not None:
@@ -143,6 +143,28 @@ def open_prepared(source: Path, *, cache_dir: Path | None = None) -> tuple[Mappe
     except OSError:
         found = None  # a read-only cache: this process keeps its own copy
     return found or _in_memory(source, digest), source_header
+
+
+def _known_digest(source: Path, cache_dir: Path) -> str:
+    """The file's SHA-256, remembered by path, size, time and inode: hashing a large K at every start costs."""
+    st = source.stat()
+    stamp = f"{source.resolve()}\t{st.st_size}\t{st.st_mtime_ns}\t{st.st_ino}"
+    memo = cache_dir / "digests.tsv"
+    try:
+        for line in memo.read_text(encoding="utf-8").splitlines():
+            known, _, digest = line.rpartition("\t")
+            if known == stamp:
+                return digest
+    except OSError:
+        pass
+    digest = file_digest(source)
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        with open(memo, "a", encoding="utf-8") as fh:  # one short line: appends do not interleave
+            fh.write(f"{stamp}\t{digest}\n")
+    except OSError:
+        pass
+    return digest
 
 
 def _in_memory(source: Path, digest: str) -> MappedFile:
