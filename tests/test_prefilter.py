@@ -26,7 +26,8 @@ POLICIES = [
 
 # Words around the line for these entities, and ordinary ones: a mix makes texts on both sides.
 NEAR = ("antiretroviral viral load therapy condom clinic virus heroin methadone rehab infection "
-        "blood test positive diagnosis Beverly Hills church pope bishop parish mass Hollywood").split()  # fmt: skip
+        "blood test positive diagnosis Beverly Hills church pope bishop parish mass Hollywood "
+        "HIV-positive AIDS-like HIVpositive cocaine-induced chlamydial alcoholics non-alcoholic").split()  # fmt: skip
 PLAIN = ("the radio board firmware driver sample rate antenna frequency we tried again yesterday "
          "and it works with a new cable thanks for the help in the lab today").split()  # fmt: skip
 
@@ -41,7 +42,7 @@ def _full(engine: Engine, text: str, p: SanitizePolicy) -> tuple[str, int]:
 
 
 def _fast_says_clean(engine: Engine, text: str, p: SanitizePolicy) -> bool:
-    return engine._if_clean(text, p, engine.entities_of(p)) is not None
+    return engine._if_clean(text, p, engine.entities_of(p), ()) is not None
 
 
 def _archive_texts(n: int) -> list[str]:
