@@ -40,6 +40,7 @@ from gateway.model.entities import resolve_entity
 from gateway.model.generalization import Generalizer, Risky, starts_sentence
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
+from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
 from gateway.model.records import (
     Decision,
     Entity,
@@ -113,6 +114,9 @@ class Engine:
         self._policy_phrases: BoundedCache[tuple[tuple[str, ...], tuple[Entity, ...]], PhraseSet] = BoundedCache(256)
         self.generalizer = Generalizer(taxonomy, self.measure, self.key)
         self.detector = Detector(self.measure, self.generalizer, self.key)
+        # The fast path for clean text, where K can answer for every term at once (prefilter.py).
+        self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
+        self._last_terms: tuple[str, PhraseSet, frozenset[str], tuple[list[Token], list[TermOccurrence]]] | None = None
 
     def terms_of(
         self, text: str, entities: Sequence[Entity] = (), policy: SanitizePolicy | None = None
@@ -123,10 +127,14 @@ class Engine:
         ("Vd" for a voltage, "Std" in a class name) is not that acronym, and not a term.
         """
         phrases = self._phrases if policy is None else self._phrases_for(policy, entities)
+        acronyms = frozenset(k for e in entities for k in e.acronyms)
+        last = self._last_terms  # the fast path and the first round read the same text: tokenize it once
+        if last is not None and last[0] is text and last[1] is phrases and last[2] == acronyms:
+            return last[3]
         tokens, occs = extract_terms(text, self.language.lemmatize, phrases, self._norms)
-        acronyms = {k for e in entities for k in e.acronyms}
         if acronyms:
             occs = [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]
+        self._last_terms = (text, phrases, acronyms, (tokens, occs))
         return tokens, occs
 
     @property
@@ -190,6 +198,8 @@ class Engine:
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
+        if (unchanged := self._if_clean(text, policy, entities, avoid)) is not None:
+            return unchanged
         original_keys: list[str] = []
         current = text
         rewrites: list[Rewritten] = []
@@ -231,6 +241,30 @@ class Engine:
             current = rewritten.text
         utility = self._utility(original_keys, decisions)
         return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds, tuple(composed))
+
+    def _if_clean(
+        self, text: str, policy: SanitizePolicy, entities: tuple[Entity, ...], avoid: Collection[str]
+    ) -> SanitizeResult | None:
+        """The text as it is, when nothing in it is near the line (prefilter.py); None: run the algorithm."""
+        if self._clean is None:
+            return None
+        tokens, occs = self.terms_of(text, entities, policy)
+        allow = {self.key(t) for t in policy.allow}
+        stop = {self.key(t) for t in policy.deny} | set(avoid)  # what Detector.classify flags before any count
+        if not self._clean.is_clean(((o.key, o.sentence) for o in occs), policy, entities, allow=allow, deny=stop):
+            return None
+        # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.
+        names = {k: e for e in entities for k in e.keys}
+        firsts: dict[str, TermOccurrence] = {}
+        for o in occs:
+            firsts.setdefault(o.key, o)
+        for key, o in firsts.items():
+            if key in allow or " " in key:
+                continue
+            n = self.count((frozenset({key}),))
+            if self.detector.derived(key, surface_of(tokens, o), n, names, entities, policy.alpha) is not None:
+                return None
+        return SanitizeResult(text, (), self._utility([o.key for o in occs], ()), entities, policy, 1, ())
 
     def _utility(self, original_keys: Sequence[str], decisions: Sequence[Decision]) -> Utility:
         """Eq. 7 before and after; eq. 8 is their ratio.
