@@ -124,6 +124,7 @@ class Detector:
 
     def groups(
         self,
+        text: str,
         by_key: dict[str, list[TermOccurrence]],
         risky: dict[str, Risky],
         safe: dict[str, Verdict],
@@ -147,30 +148,62 @@ class Detector:
                 if hit is None:
                     break
                 group_keys, verdict = hit
-                # The member that discloses most alone is the one to generalize.
-                target = max(group_keys, key=lambda k: members[k][1])
-                others = canon(members[k][0] for k in group_keys if k != target)
                 shown = tuple(surface_of(tokens, by_key[k][0]) for k in group_keys)
+                # The member that discloses most alone is the one to generalize; when it has no
+                # generalization, the next that has one (a redaction is the costliest answer).
+                order = sorted(group_keys, key=lambda k: members[k][1], reverse=True)
+                if not redact and self._generalize_one(
+                    text, order, members, verdict, shown, by_key, risky, safe, tokens, context, entities, policy,
+                    forbidden,
+                ):  # fmt: skip
+                    continue
+                target = order[0]
+                others = canon(members[k][0] for k in group_keys if k != target)
                 r = risky.get(target)
                 if r is None:
-                    r = Risky(target, "group", verdict, group=shown)
+                    r = Risky(target, "group", verdict, group=shown, redacted=True)
                     risky[target] = r
                     forbidden.add(target)
                     safe.pop(target, None)
-                    if redact:
-                        r.redacted = True
-                        continue
-                    self.generalizer.start_chain(r, by_key[target], tokens, context, entities, policy, forbidden)
-                    if not r.redacted:
-                        cur = r.current
-                        assert cur is not None
-                        keys = self.generalizer.keys_of(cur)
-                        gv = self.measure.verdict(canon((*others, keys)), entities, policy.alpha)
-                        if gv.n >= self.measure.estimator.group_min_support and gv.risky:
-                            self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
                 else:
                     r.group = r.group or shown
                     self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
+
+    def _generalize_one(
+        self,
+        text: str,
+        order: Sequence[str],
+        members: dict[str, tuple[frozenset[str], float]],
+        verdict: Verdict,
+        shown: tuple[str, ...],
+        by_key: dict[str, list[TermOccurrence]],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        tokens: Sequence[Token],
+        context: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        forbidden: set[str],
+    ) -> bool:
+        """Generalize the first member of a risky group, in ``order``, that a safe term can replace."""
+        for target in order:
+            if target in risky:
+                continue
+            others = canon(members[k][0] for k in order if k != target)
+            r = Risky(target, "group", verdict, group=shown)
+            self.generalizer.start_chain(r, text, by_key[target], tokens, context, entities, policy, forbidden)
+            if not r.redacted:
+                cur = r.current
+                assert cur is not None
+                gv = self.measure.verdict(canon((*others, self.generalizer.keys_of(cur))), entities, policy.alpha)
+                if gv.n >= self.measure.estimator.group_min_support and gv.risky:
+                    self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
+            if not r.redacted:
+                risky[target] = r
+                forbidden.add(target)
+                safe.pop(target, None)
+                return True
+        return False
 
     def _group_members(
         self,

@@ -66,8 +66,10 @@ from gateway.model.rewrite import (
 from gateway.model.taxonomy import Taxonomy, choose_sense
 from gateway.model.terms import PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
 
-# Redacting rounds after the policy's last one, while the output still fails its own check.
-MAX_SETTLING_ROUNDS = 8
+# Rounds after the policy's last one, while the output still fails its own check: the first
+# few still generalize, the rest redact.
+EXTRA_GENERALIZING_ROUNDS = 2
+MAX_SETTLING_ROUNDS = 10
 CACHE_SIZE = 500_000
 
 
@@ -211,9 +213,11 @@ class Engine:
         rounds = 0
         while True:
             rounds += 1
-            # The policy's last round, and any round after it, redacts what it finds: each
-            # such round removes at least one term, so the loop ends, and it ends clean.
-            redacting = rounds >= policy.max_rounds and rounds > 1
+            # A round that still finds something is followed by another. After the policy's
+            # rounds (and a few more that still generalize: a redaction is the costliest answer),
+            # each round redacts what it finds: it removes at least one term, so the loop ends,
+            # and it ends clean.
+            redacting = rounds >= policy.max_rounds + EXTRA_GENERALIZING_ROUNDS and rounds > 1
             if rounds > policy.max_rounds + MAX_SETTLING_ROUNDS:
                 break
             edits, found = self._round(
@@ -313,10 +317,12 @@ class Engine:
             if redact_all:
                 r.redacted = True
                 continue
-            self.generalizer.start_chain(r, by_key[key], tokens, context, entities, policy, forbidden)
+            self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
         if policy.max_group >= 2:
             # Groups are judged in every round; in a redacting round their members are redacted.
-            self.detector.groups(by_key, risky, safe, tokens, context, entities, policy, forbidden, redact=redact_all)
+            self.detector.groups(
+                text, by_key, risky, safe, tokens, context, entities, policy, forbidden, redact=redact_all
+            )
             for r in risky.values():  # a group may have flagged what another term became
                 while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
                     self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)

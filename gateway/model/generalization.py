@@ -47,6 +47,7 @@ class Generalizer:
     def start_chain(
         self,
         r: Risky,
+        text: str,
         occs: Sequence[TermOccurrence],
         tokens: Sequence[Token],
         context: Collection[str],
@@ -56,9 +57,13 @@ class Generalizer:
     ) -> None:
         first = occs[0]
         surface = " ".join(t.text for t in tokens[first.first_token : first.first_token + first.n_tokens])
-        capitalized = any(
-            tokens[o.first_token].text[:1].isupper() and not starts_sentence(tokens, o.first_token) for o in occs
-        )
+        # Capitals are evidence of a name only mid-sentence, not at the start of a line (a heading,
+        # a list item), and only when most such occurrences have them ("World Malaria Day" once
+        # does not make every "malaria" a name).
+        inside = [o for o in occs if not starts_sentence(tokens, o.first_token)]
+        inside = [o for o in inside if not starts_line(text, tokens, o.first_token)]
+        capitals = sum(1 for o in inside if tokens[o.first_token].text[:1].isupper())
+        capitalized = capitals > 0 and 2 * capitals >= len(inside)
         senses = self.taxonomy.senses(surface) or self.taxonomy.senses(r.key)
         if capitalized and not surface.isupper() and senses and not any(s.proper or s.is_instance for s in senses):
             # A name the knowledge base does not know ("Cruise", "Holmes"):
@@ -68,10 +73,11 @@ class Generalizer:
         r.sense = sense.id if sense else None
         r.chain = self.taxonomy.generalizations(surface, r.sense) if senses else []
         head = tokens[first.first_token + first.n_tokens - 1].text
-        if not r.chain and first.n_tokens > 1 and head.islower():
+        if not r.chain and first.n_tokens > 1 and (head.islower() or head.lower() in NAMED_KINDS):
             # A compound the knowledge base lacks: its head noun is its first
-            # generalization ("Catholic cathedral" is a cathedral).
-            r.chain = [Generalization(term=head, source="head-noun"), *self.taxonomy.generalizations(head)]
+            # generalization ("Catholic cathedral" is a cathedral, "Fulton County" a county).
+            noun = head.lower()
+            r.chain = [Generalization(term=noun, source="head-noun"), *self.taxonomy.generalizations(noun)]
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
 
     def advance(
@@ -130,6 +136,23 @@ class Generalizer:
                 return no("group still discloses", gv)
         return Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
                     entity=v.entity.name if v.entity else None, accepted=True)  # fmt: skip
+
+
+# The last word of a name that says what kind of thing it names: "Fulton County" is a county,
+# "Georgia Tech University" a university. General English, not any document's vocabulary.
+NAMED_KINDS = frozenset(
+    """county city town village district province state region island islands river lake bay sea ocean mountain
+    mountains valley park square street avenue road bridge tunnel station airport port harbor harbour university
+    college school academy institute hospital clinic museum gallery library theatre theater stadium arena center
+    centre hall church cathedral temple mosque synagogue chapel monastery abbey party movement union league club
+    team association society council committee commission court company corporation bank agency department
+    ministry army navy war battle treaty festival games award prize newspaper magazine journal band""".split()
+)
+
+
+def starts_line(text: str, tokens: Sequence[Token], i: int) -> bool:
+    before = tokens[i - 1].end if i > 0 else 0
+    return "\n" in text[before : tokens[i].start] or i == 0
 
 
 def starts_sentence(tokens: Sequence[Token], i: int) -> bool:
