@@ -19,9 +19,11 @@ def markdown(report: Report) -> str:
     out = [f"# sanigate eval: {report.dataset}", ""]
     docs = sorted({r.doc_id for r in report.results})
     unknown = sorted({r.doc_id for r in report.results if not r.known})
+    warned = sorted({r.doc_id for r in report.results if r.warned})
     out.append(f"{len(docs)} documents, α = {', '.join(f'{a:g}' for a in report.alphas)}; "
-               f"{len(unknown)} with an entity K does not know (nothing sanitized; counted in utility and attack, "
-               "left out of precision and recall).")  # fmt: skip
+               f"{len(warned)} with an entity K barely knows (sanitized with a warning: its names and word forms "
+               f"only); {len(unknown)} refused (nothing sanitized; counted in utility and attack, left out of "
+               "precision and recall).")  # fmt: skip
     out.append("")
     if report.annotators:
         out += ["## Detection accuracy (eq. 4-6), all documents pooled", "",

@@ -29,7 +29,7 @@ class DocResult:
     entity: str
     category: str
     alpha: float
-    known: bool  # False: K does not know the entity (nothing sanitized, or names only)
+    known: bool  # False: the entity was refused (nothing sanitized)
     token: dict[str, Scores]  # by annotator
     term: dict[str, Scores]
     utility_redaction: float  # eq. 8, percent
@@ -42,6 +42,7 @@ class DocResult:
     failure: str | None = None
     words: int = 0
     redacted_words: int = 0  # words of the original inside a span that became a redaction marker
+    warned: bool = False  # K barely knows the entity: only its names and word forms were judged
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,8 +180,8 @@ def _one(
     term = {a: term_scores(flagged, gold) for a, gold in gold_terms.items()}
     # A held message is counted as if the original had been read (the worst case).
     shown = doc.text if failure else sanitized.text
-    known = all(e.n_docs > 0 for e in sanitized.entities)
-    return DocResult(doc.doc_id, doc.entity, doc.category, alpha, known, token, term,
+    return DocResult(doc.doc_id, doc.entity, doc.category, alpha, True, token, term,
                      redacted.utility.preservation, sanitized.utility.preservation, len(sanitized.decisions),
                      _ranks(attackers, shown, doc, candidates), _ranks(attackers, redacted.text, doc, candidates),
-                     failure, words, redacted_words(doc.text, sanitized))  # fmt: skip
+                     failure, words, redacted_words(doc.text, sanitized),
+                     any(e.warning for e in sanitized.entities))  # fmt: skip
