@@ -135,3 +135,16 @@ def test_replacements_keep_english_number() -> None:
     assert surface_replacement("ill health", lemmatize=lemma, **kw) == "ill health"  # type: ignore[arg-type]
     assert surface_replacement("states", lemmatize=lemma, **kw) == "states"  # type: ignore[arg-type]
     assert surface_replacement("virus", lemmatize=lemma, **kw) == "viruses"  # type: ignore[arg-type]
+
+
+def test_no_article_inside_a_longer_name_or_after_a_determiner_further_back() -> None:
+    from gateway.model.rewrite import determiner_before, sentence_initial
+
+    t = "It is the much larger Atlanta area. The Western and Atlantic Railroad. In Atlanta, [REDACTED] Airport."
+    assert determiner_before(t, t.index("Atlanta area"))
+    assert determiner_before(t, t.index("Railroad"))
+    assert determiner_before(t, t.index("Airport"))
+    assert not determiner_before(t, t.index("Atlanta,"))  # "In" opens the sentence: not part of a name
+    text = "sea level.[14]\nAtlanta was founded. The patient was treated for weeks in the city of\nAtlanta."
+    assert sentence_initial(text, text.index("Atlanta"), [0])
+    assert not sentence_initial(text, text.rindex("Atlanta"), [0])  # a wrapped line goes on

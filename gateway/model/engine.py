@@ -355,6 +355,7 @@ class Engine:
                     sentence_initial=sentence_initial(text, o.start, starts),
                     shouting=shouting and original.isupper(),
                     determiner_before=determiner_before(text, o.start),
+                    name=r.name,
                 )
                 edits.append(with_article(text, o.start, o.end, surface))
             v = r.verdict

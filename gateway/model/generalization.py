@@ -27,6 +27,7 @@ class Risky:
     steps: list[Step] = field(default_factory=list)
     sense: str | None = None
     redacted: bool = False
+    name: bool | None = None  # written as a name (capitalized mid-sentence); None: not looked at
 
     @property
     def current(self) -> Generalization | None:
@@ -64,6 +65,7 @@ class Generalizer:
         inside = [o for o in inside if not starts_line(text, tokens, o.first_token)]
         capitals = sum(1 for o in inside if tokens[o.first_token].text[:1].isupper())
         capitalized = capitals > 0 and 2 * capitals >= len(inside)
+        r.name = capitalized if inside else None
         senses = self.taxonomy.senses(surface) or self.taxonomy.senses(r.key)
         if capitalized and not surface.isupper() and senses and not any(s.proper or s.is_instance for s in senses):
             # A name the knowledge base does not know ("Cruise", "Holmes"):

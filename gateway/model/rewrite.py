@@ -14,7 +14,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gateway.model.terms import MARKER_WORD, Token
+from gateway.model.terms import MARKER_WORD, STOPWORDS, Token, sentence_starts
 
 REDACTION_MARKER = f"[{MARKER_WORD}]"
 
@@ -90,6 +90,7 @@ def surface_replacement(
     shouting: bool,
     determiner_before: bool = False,
     lemmatize: Callable[[str], str] | None = None,
+    name: bool | None = None,
 ) -> str:
     """Inflect and case ``replacement`` like the ``original`` surface form."""
     if replacement == REDACTION_MARKER:
@@ -98,6 +99,8 @@ def surface_replacement(
     last = tokens[-1]
     # "Beverly Hills" is a name, not a plural: only common nouns inflect.
     is_name = all(t.text[:1].isupper() for t in tokens) and (len(tokens) > 1 or not sentence_initial)
+    if name is not None and all(t.text[:1].isupper() for t in tokens):
+        is_name = name  # what the rest of the text says of this term (a name opening a sentence is a name)
     if not is_name and _looks_plural(last) and _countable_singular(out, lemmatize):
         out = plural(out)
     proper = any(ch.isupper() for ch in replacement)
@@ -186,15 +189,59 @@ _DETERMINERS = frozenset(
 )
 
 
+_INTENSIFIERS = frozenset("much very more most so too quite rather far less least".split())
+_WORDS_BEFORE = re.compile(r"([\w'\u2019\[\].-]+)[ \t]+$")
+
+
 def determiner_before(text: str, start: int) -> bool:
-    m = re.search(r"([A-Za-z]+)[ \t]+$", text[max(0, start - 16) : start])
-    return (m is not None and m.group(1).lower() in _DETERMINERS) or text[max(0, start - 2) : start] == "'s"
+    """Does the noun phrase at ``start`` already have a determiner, or sit inside a longer name?
+
+    "the much larger Atlanta area", "Western and Atlantic Railroad", "[REDACTED]
+    International Airport": an article added there would not be English.
+    """
+    if text[max(0, start - 2) : start] in ("'s", "\u2019s"):
+        return True
+    pos = start
+    for i in range(4):
+        m = _WORDS_BEFORE.search(text, max(0, pos - 40), pos)
+        if m is None:
+            return False
+        word = m.group(1)
+        low = word.lower()
+        if low in _DETERMINERS or low.endswith(("'s", "\u2019s")):
+            return True
+        if i == 0 and (word == REDACTION_MARKER or word[:1].isupper()):
+            # The previous word is capitalized (or a gap): this word is part of a longer name.
+            return not sentence_initial(text, m.start(1), sentence_starts_near(text, m.start(1)))
+        if low in _INTENSIFIERS or (low.isalpha() and low.islower() and low not in STOPWORDS):
+            pos = m.start(1)
+            continue
+        return False
+    return False
+
+
+def sentence_starts_near(text: str, pos: int) -> list[int]:
+    """Sentence starts around ``pos`` (enough for ``sentence_initial``)."""
+    lo = max(0, pos - 400)
+    return [lo + s for s in sentence_starts(text[lo : pos + 1])]
 
 
 def sentence_initial(text: str, start: int, sentence_starts: Sequence[int]) -> bool:
     i = bisect.bisect_right(sentence_starts, start) - 1
     head = text[sentence_starts[i] if i >= 0 else 0 : start]
-    return not any(ch.isalnum() for ch in head)
+    if not any(ch.isalnum() for ch in head):
+        return True
+    return _opens_a_line(text, start)
+
+
+def _opens_a_line(text: str, start: int) -> bool:
+    """First word of a line that follows a finished one: a paragraph whose end the splitter missed
+    ("...sea level.[14]" then a new line). A hard-wrapped line of mail continues its sentence."""
+    nl = text.rfind("\n", 0, start)
+    if nl < 0 or text[nl + 1 : start].strip():
+        return False
+    prev = text[text.rfind("\n", 0, nl) + 1 : nl].rstrip()
+    return not prev or prev[-1] in ".!?:;]\"')" or len(prev) < 40
 
 
 @dataclass(frozen=True, slots=True)
