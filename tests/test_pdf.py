@@ -393,3 +393,23 @@ def test_a_word_hyphenated_at_a_line_end_is_read_whole(engine: Engine, tmp_path:
     )
     text = poppler("pdftotext", outcome.data, tmp_path)
     assert "tuber" not in text and "culosis" not in text and "persistent cough" in text
+
+
+SAMPLE_PDFS = (
+    "contrib/matplotlib.pdf",
+    "font-size-test.pdf",
+    "zen_of_python_corrupted.pdf",
+    "contrib/issue-1062-filters.pdf",
+    "contrib/issue-1008-inline-ascii85.pdf",
+    "jo.pdf",
+    "simple4.pdf",
+    "contrib/issue-00369-excel.pdf",
+)
+
+
+@pytest.mark.parametrize("name", SAMPLE_PDFS)
+def test_sample_pdfs_with_text_are_read(name: str) -> None:
+    from builders import SAMPLES
+
+    doc = extract_pdf((SAMPLES / "pdf" / "pdfminer" / name).read_bytes(), part=name, limits=Limits())
+    assert doc.pages >= 1 and len(doc.text.strip()) >= 16

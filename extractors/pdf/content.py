@@ -27,9 +27,9 @@ from gateway.errors import UnsupportedContentError
 Matrix = tuple[float, float, float, float, float, float]
 IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 SHOW = frozenset({"Tj", "TJ", "'", '"'})
-POSITION = frozenset({"BT", "Td", "TD", "Tm", "T*", "'", '"'})
 HYPHENS = frozenset({"-", "\u00ad", "\u2010"})
 WORD_GAP = 0.15  # a gap wider than this many ems between glyphs reads as a space
+SPACE_EM = 0.4  # a space the font has no glyph for: a gap that reads as a space even squeezed to 50 %
 MIN_SQUEEZE = 0.5  # narrowest horizontal scaling of a replacement in the original size
 MIN_SHRINK = 0.3  # below this, with a smaller size as well, the replacement does not fit: a box
 
@@ -375,7 +375,7 @@ class Editor:
         total = 0.0
         for ch, code in zip(text, codes, strict=True):
             if code is None:
-                total += 0.3 * size
+                total += SPACE_EM * size
                 continue
             cid = int.from_bytes(code, "big")
             tw = state.tw if font.simple and code == b" " else 0.0
@@ -406,20 +406,21 @@ class Editor:
         shift = natural - width  # a shorter replacement closes the gap: the rest of the line moves left
         if natural > width:
             shift = min(natural - width, self._room(part))
-            self.used_room[st.line_of[part[0]]] = self.used_room.get(st.line_of[part[0]], 0.0) + shift
             ratio = (width + shift) / natural
+            if ratio < MIN_SHRINK:
+                self._box(part, width)
+                return
             if ratio < 0.999:
-                if ratio < MIN_SHRINK:
-                    self._box(part, width)
-                    return
                 if ratio < MIN_SQUEEZE:
                     size = state.size * ratio / 0.6
                 th = (width + shift) / (self._advance(font, codes, text, state, size) * g.scale)
                 th = min(th, state.th)
+        line = st.line_of[part[0]]
+        self.used_room[line] = self.used_room.get(line, 0.0) + shift
         items: list[object] = []
         for code in codes:
             if code is None:
-                items.append(-300 * state.th / th)
+                items.append(-1000 * SPACE_EM)
             else:
                 items.append(String(code))
         advance = self._advance(font, codes, text, state, size)
@@ -499,11 +500,12 @@ class Editor:
     def _rewrite(self) -> list[ContentStreamInstruction | pikepdf.ContentStreamInlineImage]:
         st = self.st
         touched = {st.glyphs[g].op for g in self.removed}
+        unread = set(st.unread)
         out: list[ContentStreamInstruction | pikepdf.ContentStreamInlineImage] = []
         for i, ins in enumerate(st.ops):
             if i in touched:
                 out.extend(self._rewrite_op(i))
-            elif i in st.unread:
+            elif i in unread:
                 continue
             else:
                 out.append(ins)

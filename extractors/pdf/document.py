@@ -42,7 +42,6 @@ NOT_TEXT = frozenset(
      "/ArtBox", "/Encrypt", "/ID", "/CIDSet", "/ToUnicode", "/Function", "/Functions", "/Shading", "/Length",
      "/ByteRange", "/Metadata"}
 )  # fmt: skip
-XMP_KEYS = ("/Metadata",)
 
 
 def _is_text(s: str) -> bool:
@@ -131,8 +130,10 @@ class PdfFile:
                     seen.add(item.objgen)
                 stack.append(item)
         for obj in self.pdf.objects:
-            if obj.objgen in seen or not isinstance(
-                obj, (pikepdf.Dictionary, pikepdf.Stream, pikepdf.Array, pikepdf.String)
+            if (
+                not isinstance(obj, pikepdf.Object)
+                or obj.objgen in seen
+                or not isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream, pikepdf.Array, pikepdf.String))
             ):
                 continue
             if isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream)) and obj.get("/Type") in (Name.ObjStm, Name.XRef):
@@ -268,14 +269,12 @@ class PdfFile:
         trailer = self.pdf.trailer
         for top in ("/Info", "/Root"):
             if top in trailer:
-                self._walk(trailer, top, "document information" if top == "/Info" else "document", visited, 0)
+                self._walk(trailer, top, "document information" if top == "/Info" else "document", visited)
 
-    def _walk(
-        self, container: pikepdf.Object, key: str | int, context: str, visited: set[tuple[int, int]], depth: int
-    ) -> None:
-        stack: list[tuple[pikepdf.Object, str | int, str, int]] = [(container, key, context, depth)]
+    def _walk(self, container: pikepdf.Object, key: str | int, context: str, visited: set[tuple[int, int]]) -> None:
+        stack: list[tuple[pikepdf.Object, str | int, str]] = [(container, key, context)]
         while stack:
-            holder, k, ctx, d = stack.pop()
+            holder, k, ctx = stack.pop()
             obj = holder[k]
             if isinstance(obj, pikepdf.String):
                 text = str(obj)
@@ -290,7 +289,7 @@ class PdfFile:
                 visited.add(obj.objgen)
             if isinstance(obj, pikepdf.Array):
                 for idx in range(len(obj) - 1, -1, -1):
-                    stack.append((obj, idx, ctx, d + 1))
+                    stack.append((obj, idx, ctx))
                 continue
             if isinstance(obj, (pikepdf.Dictionary, pikepdf.Stream)):
                 self._clean_dict(obj)  # type: ignore[arg-type]  # a stream's dictionary, alike
@@ -300,7 +299,7 @@ class PdfFile:
                 for sub in reversed(list(obj.keys())):
                     if sub in NOT_TEXT:
                         continue
-                    stack.append((obj, sub, _context(ctx, sub), d + 1))
+                    stack.append((obj, sub, _context(ctx, sub)))
 
     def _xmp(self, holder: pikepdf.Dictionary, label: str) -> None:
         from lxml import etree
