@@ -248,3 +248,13 @@ def test_the_engines_caches_are_bounded() -> None:
     for i in range(100):
         assert cache.get(i, lambda k: k * 2) == i * 2
     assert len(cache) <= 10 and cache.get(99, lambda k: -1) == 198
+
+
+def test_groups_reach_across_the_sentences_of_a_paragraph(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("HIV",), alpha=1.5)
+    pair = next(d.group for d in engine.sanitize(MEDICAL, policy).decisions if d.group and len(d.group) == 2)
+    a, b = pair
+    one = f"We wrote about {a} on Monday. On Friday we wrote about {b} again."
+    apart = f"We wrote about {a} on Monday.\nOn Friday we wrote about {b} again."
+    assert any(d.reason == "group" for d in engine.sanitize(one, policy).decisions)
+    assert not any(d.reason == "group" for d in engine.sanitize(apart, policy).decisions)

@@ -10,6 +10,7 @@ generalized until the group is safe.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
@@ -137,11 +138,18 @@ class Detector:
         redact: bool = False,
     ) -> None:
         sentences: dict[int, list[str]] = {}
+        paragraphs: dict[int, list[str]] = {}
+        paragraph = paragraph_of(text)
         for key, occs in by_key.items():
             for s in {o.sentence for o in occs}:
                 sentences.setdefault(s, []).append(key)
+            for p in {paragraph(o.start) for o in occs}:
+                paragraphs.setdefault(p, []).append(key)
+        # Clues spread over a paragraph add up as they do in a sentence: its strongest terms are
+        # judged together too (a paragraph of one sentence adds nothing new: those groups are judged).
+        units = [*sentences.values(), *(keys for keys in paragraphs.values() if len(keys) > 1)]
         judged: set[tuple[frozenset[str], ...]] = set()
-        for sent_keys in sentences.values():
+        for sent_keys in units:
             for _ in range(4 * policy.group_candidates):  # each pass generalizes one member
                 members = self._group_members(sent_keys, risky, safe, policy)
                 hit = self._first_risky_group(members, entities, policy, judged)
@@ -258,6 +266,7 @@ UNKNOWN_WINDOW = 8  # tokens either side of a risky term
 DERIVED_MAX_SUPPORT = 50
 DERIVED_MIN_BASE = 10  # a base must itself be well attested, or any rare stem would do
 _PREFIX_WORDS = frozenset({"anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "counter", "semi", "ex"})
+_PARAGRAPH_BREAK = re.compile(r"\n")
 _WORDLIKE = re.compile(r"[^\W\d_]+(?:[-'\u2019 ][^\W\d_]+)*")
 
 
@@ -271,6 +280,12 @@ def _wordlike(surface: str) -> bool:
         return False
     inner_caps = sum(ch.isupper() for ch in surface[1:])
     return (surface.isupper() and len(surface) <= 6) or inner_caps <= 1 or surface.istitle()
+
+
+def paragraph_of(text: str) -> Callable[[int], int]:
+    """Offset -> index of its paragraph (a line: mail and K's own paragraphs are lines)."""
+    breaks = [m.start() for m in _PARAGRAPH_BREAK.finditer(text)]
+    return lambda pos: bisect.bisect_right(breaks, pos)
 
 
 def surface_of(tokens: Sequence[Token], occ: TermOccurrence) -> str:

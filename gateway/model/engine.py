@@ -35,7 +35,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from gateway.errors import InputError
-from gateway.model.detection import Detector, surface_of
+from gateway.model.detection import Detector, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
 from gateway.model.generalization import Generalizer, Risky, starts_sentence
 from gateway.model.knowledge import Estimator, Knowledge
@@ -255,7 +255,10 @@ class Engine:
         tokens, occs = self.terms_of(text, entities, policy)
         allow = {self.key(t) for t in policy.allow}
         stop = {self.key(t) for t in policy.deny} | set(avoid)  # what Detector.classify flags before any count
-        if not self._clean.is_clean(((o.key, o.sentence) for o in occs), policy, entities, allow=allow, deny=stop):
+        # Groups are judged per sentence and per paragraph (Detector.groups): both units, paragraphs as -1 - index.
+        paragraph = paragraph_of(text)
+        units = [*((o.key, o.sentence) for o in occs), *((o.key, -1 - paragraph(o.start)) for o in occs)]
+        if not self._clean.is_clean(units, policy, entities, allow=allow, deny=stop):
             return None
         # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.
         names = {k: e for e in entities for k in e.keys}
