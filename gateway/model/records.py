@@ -90,6 +90,7 @@ class Decision:
     replacement: str | None
     reason: str
     group: tuple[str, ...] | None = None
+    earlier: tuple[str, ...] = ()  # keys of the group that earlier messages of the stream disclosed
     sense: str | None = None
     chain: tuple[Step, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
@@ -106,6 +107,7 @@ class Decision:
             "replacement": self.replacement,
             "reason": self.reason,
             "group": list(self.group) if self.group else None,
+            "earlier": list(self.earlier),
             "sense": self.sense,
             "chain": [
                 {"term": s.term, "source": s.source, "pmi": _num(s.pmi), "threshold": _num(s.threshold),

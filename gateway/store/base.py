@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from gateway.model.memory import Disclosure
 from gateway.model.records import Step
 
 Status = Literal["held", "forwarded", "released", "rejected"]
@@ -39,6 +40,7 @@ class DecisionRecord:
     group: tuple[str, ...] | None = None
     sense: str | None = None
     chain: tuple[Step, ...] = ()  # the generalizations tried, the accepted one last
+    earlier: tuple[str, ...] = ()  # ids of the earlier messages of the stream this decision relied on
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +88,7 @@ class AuditEntry:
     group: tuple[str, ...] | None = None
     sense: str | None = None
     chain: tuple[Step, ...] = ()
+    earlier: tuple[str, ...] = ()
     actor: str = ""
     why: str = ""
 
@@ -141,6 +144,29 @@ class AdminToken:
     expires: float
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamQuery:
+    """Which disclosures a new message is judged against (``Store.recall``), or an administrator looks at."""
+
+    policies: tuple[str, ...]
+    sender: str
+    recipients: tuple[str, ...]
+    thread: str = ""  # a thread's messages count whoever in the organisation sent them
+    since: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class StreamSummary:
+    """One stream (policy, sender, recipient) as the admin lists them."""
+
+    policy: str
+    sender: str
+    recipient: str
+    messages: int
+    first_at: float
+    last_at: float
+
+
 class Store(Protocol):
     def save(
         self,
@@ -191,7 +217,35 @@ class Store(Protocol):
 
     def stats(self, *, since: float, bucket: float, top: int = 15) -> Stats: ...
 
-    def purge(self, *, older_than: float, actor: str) -> int: ...
+    def purge(self, *, older_than: float, actor: str) -> int:
+        """Delete messages (and the disclosure memory) older than ``older_than``, auditing each message."""
+        ...
+
+    # -- the disclosure memory ------------------------------------------------------
+    def remember(
+        self,
+        *,
+        message_id: str,
+        sender: str,
+        recipients: Sequence[str],
+        disclosed: Mapping[str, Sequence[str]],
+        thread: str = "",
+        mail_id: str = "",
+    ) -> None:
+        """Keep what a delivered message let through (policy -> terms), per recipient, sealed like messages."""
+        ...
+
+    def recall(self, query: StreamQuery) -> list[Disclosure]:
+        """Disclosures of the query's streams since ``query.since``, oldest first."""
+        ...
+
+    def streams(self, *, since: float, sender: str | None = None, limit: int = 100) -> list[StreamSummary]:
+        """Streams with a disclosure since ``since``, most recent first."""
+        ...
+
+    def expire_memory(self, cutoffs: Mapping[str, float]) -> int:
+        """Forget disclosures older than each policy's cutoff (policy -> time; a policy not named: everything)."""
+        ...
 
     def create_token(self, token: AdminToken) -> None: ...
 

@@ -88,7 +88,25 @@ CREATE INDEX IF NOT EXISTS admin_login_failures_key ON admin_login_failures(key,
 _V3 = """
 ALTER TABLE messages ADD COLUMN cause TEXT;
 """
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+# The disclosure memory (gateway/model/memory.py): one row per message, policy and recipient; terms sealed.
+_V4 = """
+CREATE TABLE IF NOT EXISTS stream_memory (
+    id BIGSERIAL PRIMARY KEY,
+    message_id TEXT NOT NULL,
+    mail_id TEXT NOT NULL DEFAULT '',
+    at DOUBLE PRECISION NOT NULL,
+    policy TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    thread TEXT NOT NULL DEFAULT '',
+    encrypted INTEGER NOT NULL,
+    terms BYTEA NOT NULL
+);
+CREATE INDEX IF NOT EXISTS stream_memory_stream ON stream_memory(policy, sender, recipient, at);
+CREATE INDEX IF NOT EXISTS stream_memory_thread ON stream_memory(policy, thread, at);
+CREATE INDEX IF NOT EXISTS stream_memory_at ON stream_memory(at)
+"""
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 _LOCK = 0x5A1164  # pg_advisory_xact_lock key: one migration at a time across the fleet
 _PLACEHOLDER = re.compile(r"\?")

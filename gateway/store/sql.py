@@ -19,6 +19,7 @@ from dataclasses import asdict
 from typing import Any, Protocol
 
 from gateway.errors import ConfigError, SanigateError
+from gateway.model.memory import Disclosure
 from gateway.model.records import Step
 from gateway.store.base import (
     AdminToken,
@@ -31,6 +32,8 @@ from gateway.store.base import (
     Stats,
     Status,
     StoredMessage,
+    StreamQuery,
+    StreamSummary,
 )
 
 _ALL_MESSAGES = MessageQuery()
@@ -204,6 +207,7 @@ class SQLStore(ABC):
             ids = [
                 r["id"] for r in db.execute("SELECT id FROM messages WHERE received_at < ?", (older_than,)).fetchall()
             ]
+            db.execute("DELETE FROM stream_memory WHERE at < ?", (older_than,))
             if ids:
                 db.executemany("DELETE FROM messages WHERE id = ?", [(i,) for i in ids])
                 db.executemany(
@@ -212,6 +216,93 @@ class SQLStore(ABC):
                     [(i, now, actor, f"older than {when} UTC") for i in ids],
                 )
         return len(ids)
+
+    # -- the disclosure memory -------------------------------------------------------
+    def remember(
+        self,
+        *,
+        message_id: str,
+        sender: str,
+        recipients: Sequence[str],
+        disclosed: Mapping[str, Sequence[str]],
+        thread: str = "",
+        mail_id: str = "",
+    ) -> None:
+        now = time.time()
+        rows = [
+            (message_id, mail_id, now, policy, sender.lower(), r.lower(), thread, int(self._cipher is not None),
+             self._seal(json.dumps(list(terms)).encode("utf-8")))
+            for policy, terms in disclosed.items() if terms
+            for r in dict.fromkeys(recipients)
+        ]  # fmt: skip
+        if not rows:
+            return
+        with self._transaction(f"cannot remember what message {message_id} disclosed") as db:
+            db.executemany(
+                "INSERT INTO stream_memory (message_id, mail_id, at, policy, sender, recipient, thread, encrypted,"
+                " terms) VALUES (?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+
+    def recall(self, query: StreamQuery) -> list[Disclosure]:
+        if not query.policies or not query.recipients:
+            return []
+        pol = ",".join("?" * len(query.policies))
+        rcpt = ",".join("?" * len(query.recipients))
+        stream = "sender = ?" if not query.thread else "(sender = ? OR thread = ?)"
+        args: list[Any] = [*query.policies, *(r.lower() for r in query.recipients), query.sender.lower()]
+        if query.thread:
+            args.append(query.thread)
+        rows = (
+            self._read()
+            .execute(
+                f"SELECT * FROM stream_memory WHERE policy IN ({pol}) AND recipient IN ({rcpt}) AND {stream}"
+                " AND at >= ? ORDER BY at, id",
+                (*args, query.since),
+            )
+            .fetchall()
+        )
+        out = []
+        for r in rows:
+            sealed = self._open(r["terms"], r["encrypted"])
+            assert sealed is not None
+            out.append(
+                Disclosure(message_id=r["message_id"], at=r["at"], policy=r["policy"], sender=r["sender"],
+                           recipient=r["recipient"], terms=tuple(json.loads(sealed)), thread=r["thread"],
+                           mail_id=r["mail_id"])
+            )  # fmt: skip
+        return out
+
+    def streams(self, *, since: float, sender: str | None = None, limit: int = 100) -> list[StreamSummary]:
+        where = "at >= ?"
+        args: list[Any] = [since]
+        if sender:
+            where += " AND sender = ?"
+            args.append(sender.lower())
+        rows = (
+            self._read()
+            .execute(
+                "SELECT policy, sender, recipient, COUNT(DISTINCT message_id) AS n, MIN(at) AS first_at,"
+                f" MAX(at) AS last_at FROM stream_memory WHERE {where} GROUP BY policy, sender, recipient"
+                " ORDER BY last_at DESC, sender, recipient, policy LIMIT ?",
+                (*args, limit),
+            )
+            .fetchall()
+        )
+        return [StreamSummary(policy=r["policy"], sender=r["sender"], recipient=r["recipient"], messages=int(r["n"]),
+                              first_at=r["first_at"], last_at=r["last_at"]) for r in rows]  # fmt: skip
+
+    def expire_memory(self, cutoffs: Mapping[str, float]) -> int:
+        with self._transaction("cannot expire the disclosure memory") as db:
+            n = 0
+            for policy, cutoff in cutoffs.items():
+                n += db.execute("DELETE FROM stream_memory WHERE policy = ? AND at < ?", (policy, cutoff)).rowcount
+            if cutoffs:
+                marks = ",".join("?" * len(cutoffs))
+                n += db.execute(f"DELETE FROM stream_memory WHERE policy NOT IN ({marks})", tuple(cutoffs)).rowcount
+            else:
+                n += db.execute("DELETE FROM stream_memory").rowcount
+        return n
 
     # -- the audit log ---------------------------------------------------------------
     def log_action(self, *, message_id: str, action: str, actor: str, why: str) -> None:
@@ -383,13 +474,16 @@ def _finite(x: float | None) -> float | None:
 
 
 def _detail(d: DecisionRecord) -> str | None:
-    if not d.chain and not d.sense:
+    if not d.chain and not d.sense and not d.earlier:
         return None
-    return json.dumps(
-        {"sense": d.sense,
-         "chain": [{"term": s.term, "source": s.source, "pmi": _finite(s.pmi), "threshold": _finite(s.threshold),
-                    "entity": s.entity, "accepted": s.accepted, "why": s.why} for s in d.chain]}
-    )  # fmt: skip
+    detail: dict[str, Any] = {
+        "sense": d.sense,
+        "chain": [{"term": s.term, "source": s.source, "pmi": _finite(s.pmi), "threshold": _finite(s.threshold),
+                   "entity": s.entity, "accepted": s.accepted, "why": s.why} for s in d.chain],
+    }  # fmt: skip
+    if d.earlier:
+        detail["earlier"] = list(d.earlier)
+    return json.dumps(detail)
 
 
 def _entry(r: Any) -> AuditEntry:
@@ -413,6 +507,7 @@ def _entry(r: Any) -> AuditEntry:
         group=tuple(json.loads(r["grp"])) if r["grp"] else None,
         sense=detail.get("sense"),
         chain=tuple(Step(**step) for step in detail.get("chain", ())),
+        earlier=tuple(detail.get("earlier", ())),
         actor=r["actor"],
         why=r["why"],
     )

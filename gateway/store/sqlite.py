@@ -92,7 +92,25 @@ CREATE INDEX IF NOT EXISTS admin_login_failures_key ON admin_login_failures(key,
 _V4 = """
 ALTER TABLE messages ADD COLUMN cause TEXT;
 """
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+# The disclosure memory (gateway/model/memory.py): one row per message, policy and recipient; terms sealed.
+_V5 = """
+CREATE TABLE IF NOT EXISTS stream_memory (
+    id INTEGER PRIMARY KEY,
+    message_id TEXT NOT NULL,
+    mail_id TEXT NOT NULL DEFAULT '',
+    at REAL NOT NULL,
+    policy TEXT NOT NULL,
+    sender TEXT NOT NULL,
+    recipient TEXT NOT NULL,
+    thread TEXT NOT NULL DEFAULT '',
+    encrypted INTEGER NOT NULL,
+    terms BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS stream_memory_stream ON stream_memory(policy, sender, recipient, at);
+CREATE INDEX IF NOT EXISTS stream_memory_thread ON stream_memory(policy, thread, at);
+CREATE INDEX IF NOT EXISTS stream_memory_at ON stream_memory(at);
+"""
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -1,0 +1,89 @@
+"""A stream's disclosure memory: what earlier messages already let through.
+
+Six harmless messages from a clinic to an insurer can be as telling as one
+that says it all: each term group is judged by PMI(c;T) >= IC(c)/alpha, and a
+group's members need not share a message. The memory of a stream (one
+policy, one sender, one recipient; a mail thread joins its messages too)
+is the set of terms its earlier messages let through, each with the message
+that disclosed it. The engine takes those terms as ``disclosed`` keys: they
+join the group checks of the new message and are never edited, so the
+memory only ever makes a later message stricter.
+
+What a message discloses is what its output says, not what it was: the
+terms of the sanitized text that could still take part in a group (known to
+K, and at least ``group_floor`` of the way to the threshold on their own).
+The rest can never make a group risky, and is not worth keeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from gateway.model.engine import Engine
+from gateway.model.records import Decision, SanitizePolicy
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Disclosure:
+    """The terms one earlier message let through to one recipient under one policy."""
+
+    message_id: str  # sanigate's id of the earlier message
+    at: float
+    policy: str
+    sender: str
+    recipient: str
+    terms: tuple[str, ...]  # the engine's keys
+    thread: str = ""  # the thread's root Message-ID, when the message had one
+    mail_id: str = ""  # the earlier message's own Message-ID header
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """Everything one policy remembers for a new message: the disclosures of its streams, oldest first."""
+
+    disclosures: tuple[Disclosure, ...] = ()
+
+    @property
+    def terms(self) -> frozenset[str]:
+        return frozenset(t for d in self.disclosures for t in d.terms)
+
+    @property
+    def revision(self) -> frozenset[tuple[str, str]]:
+        """What the memory was made of: a later look that differs means earlier messages disclosed more."""
+        return frozenset((d.message_id, d.recipient) for d in self.disclosures)
+
+    def sources(self, terms: Iterable[str]) -> tuple[str, ...]:
+        """The earlier messages that first disclosed ``terms``, oldest first, each once."""
+        wanted = set(terms)
+        out: dict[str, None] = {}
+        for d in self.disclosures:
+            hit = wanted.intersection(d.terms)
+            if hit:
+                out[d.message_id] = None
+                wanted -= hit
+        return tuple(out)
+
+
+def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[str, ...]:
+    """The terms of ``text`` (a sanitized output) that a later group could build on, riskiest first."""
+    if not text.strip():
+        return ()
+    entities = engine.entities_of(policy)
+    names = {k for e in entities for k in e.keys}
+    allow = {engine.key(t) for t in policy.allow}
+    _tokens, occs = engine.terms_of(text, entities)
+    scored: list[tuple[float, str]] = []
+    for key in dict.fromkeys(o.key for o in occs):
+        if key in names or key in allow:
+            continue
+        v = engine.verdict((frozenset({key}),), entities, policy.alpha)
+        if v.n >= engine.estimator.min_support and v.ratio >= policy.group_floor:
+            scored.append((v.ratio, key))
+    scored.sort(key=lambda rk: (-rk[0], rk[1]))
+    return tuple(k for _r, k in scored)
+
+
+def relied_on(decision: Decision, memory: Memory) -> tuple[str, ...]:
+    """The earlier messages a decision rests on (empty when the memory did not cause it)."""
+    return memory.sources(decision.earlier) if decision.earlier else ()

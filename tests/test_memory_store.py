@@ -1,0 +1,87 @@
+"""The disclosure memory in the store, on both backends (SQLite, PostgreSQL): streams, threads, windows, sealing."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+import pytest
+from test_store import MakeStore, make_store  # noqa: F401  (the per-backend fixture)
+
+from gateway.store.base import StreamQuery
+from gateway.store.sqlite import SQLiteStore
+
+
+def _query(**kw: object) -> StreamQuery:
+    fields: dict[str, object] = dict(policies=("medical",), sender="doc@clinic.example", recipients=("ins@payer.example",))
+    fields.update(kw)
+    return StreamQuery(**fields)  # type: ignore[arg-type]
+
+
+def test_a_stream_recalls_its_own_disclosures_oldest_first(make_store: MakeStore) -> None:  # noqa: F811
+    store = make_store()
+    store.remember(message_id="m1", sender="Doc@Clinic.example", recipients=["Ins@Payer.example", "cc@payer.example"],
+                   disclosed={"medical": ["therapy", "patient"], "places": []}, mail_id="<a@clinic>")  # fmt: skip
+    store.remember(message_id="m2", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["viral load"]})  # fmt: skip
+    store.remember(message_id="other-sender", sender="nurse@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["blood"]})  # fmt: skip
+    store.remember(message_id="other-recipient", sender="doc@clinic.example", recipients=["x@else.example"],
+                   disclosed={"medical": ["clinic"]})  # fmt: skip
+    store.remember(message_id="other-policy", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"places": ["city"]})  # fmt: skip
+    got = store.recall(_query())
+    assert [(d.message_id, d.terms) for d in got] == [("m1", ("therapy", "patient")), ("m2", ("viral load",))]
+    assert got[0].mail_id == "<a@clinic>" and got[0].recipient == "ins@payer.example"
+    # Another handle on the same store (another process of the fleet) sees the same memory.
+    assert [d.message_id for d in make_store().recall(_query(recipients=("CC@payer.example",)))] == ["m1"]
+    assert [d.message_id for d in store.recall(_query(policies=("places",)))] == ["other-policy"]
+    assert store.recall(_query(recipients=())) == []
+
+
+def test_a_thread_joins_messages_of_other_senders(make_store: MakeStore) -> None:  # noqa: F811
+    store = make_store()
+    store.remember(message_id="t1", sender="nurse@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["therapy"]}, thread="<root@clinic>")  # fmt: skip
+    store.remember(message_id="t2", sender="nurse@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["dose"]}, thread="<other@clinic>")  # fmt: skip
+    assert store.recall(_query()) == []
+    assert [d.message_id for d in store.recall(_query(thread="<root@clinic>"))] == ["t1"]
+
+
+def test_the_window_expiry_and_purge(make_store: MakeStore) -> None:  # noqa: F811
+    store = make_store()
+    store.remember(message_id="old", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["therapy"], "places": ["city"]})  # fmt: skip
+    time.sleep(0.05)
+    cut = time.time()
+    store.remember(message_id="new", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["dose"], "places": ["coast"]})  # fmt: skip
+    assert [d.message_id for d in store.recall(_query(since=cut))] == ["new"]
+    (summary,) = store.streams(since=0, sender="DOC@clinic.example")[:1]
+    assert summary.messages == 2 and summary.sender == "doc@clinic.example"
+    # medical keeps what is newer than cut; places is not configured any more: forgotten whole.
+    assert store.expire_memory({"medical": cut}) == 3
+    assert [d.message_id for d in store.recall(_query())] == ["new"]
+    assert store.recall(_query(policies=("places",))) == []
+    assert store.purge(older_than=time.time() + 1, actor="test") == 0  # no messages, but the memory goes too
+    assert store.recall(_query()) == [] and store.streams(since=0) == []
+
+
+def test_disclosed_terms_are_sealed_with_the_store_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cryptography.fernet import Fernet
+
+    monkeypatch.setenv("SANIGATE_STORE_KEY", Fernet.generate_key().decode())
+    store = SQLiteStore(tmp_path / "s.db")
+    store.remember(message_id="m1", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["antiretroviral therapy"]})  # fmt: skip
+    assert [d.terms for d in store.recall(_query())] == [("antiretroviral therapy",)]
+    store.close()
+    raw = sqlite3.connect(tmp_path / "s.db").execute("SELECT terms, encrypted FROM stream_memory").fetchone()
+    assert raw[1] == 1 and b"antiretroviral" not in bytes(raw[0])
+    monkeypatch.delenv("SANIGATE_STORE_KEY")
+    keyless = SQLiteStore(tmp_path / "s.db")
+    with pytest.raises(Exception, match="encrypted at rest"):
+        keyless.recall(_query())
+    keyless.close()
