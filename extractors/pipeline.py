@@ -11,7 +11,7 @@ again, and if any flagged term is still in it the content is held
 from __future__ import annotations
 
 import bisect
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -113,19 +113,23 @@ def extract(data: bytes, kind: Kind, *, name: str, limits: Limits, policy: Conte
 
 
 def sanitize_extracted(
-    extracted: Extracted, engine: Engine, policies: Sequence[SanitizePolicy]
+    extracted: Extracted,
+    engine: Engine,
+    policies: Sequence[SanitizePolicy],
+    disclosed: Sequence[Collection[str]] = (),
 ) -> tuple[list[tuple[str, ...]], list[SanitizeResult], list[tuple[PartSpan, ...]]]:
+    """``disclosed``, by policy: what earlier messages of the stream let through (``Engine.sanitize``)."""
     segments: Sequence[Segment] = extracted.segments
     text, starts = combine(segments)
     results: list[SanitizeResult] = []
     spans: list[tuple[PartSpan, ...]] = []
     composed: list[TextEdit] = []
     current = text
-    for policy in policies:
+    for i, policy in enumerate(policies):
         if not current.strip():
             break
         flagged = frozenset(d.term for r in results for d in r.decisions)
-        result = engine.sanitize(current, policy, avoid=flagged)
+        result = engine.sanitize(current, policy, avoid=flagged, disclosed=disclosed[i] if i < len(disclosed) else ())
         stage_starts = _starts(split(current, len(segments)) or [])
         for d in result.decisions:
             spans.append(tuple(PartSpan(*locate(stage_starts, segments, s)) for s in d.spans))
@@ -160,12 +164,13 @@ def process(
     limits: Limits = DEFAULT_LIMITS,
     content_policy: ContentPolicy = DEFAULT_CONTENT_POLICY,
     verify: bool = True,
+    disclosed: Sequence[Collection[str]] = (),
 ) -> Outcome:
     if not data.strip():
         raise InputError(f"{name}: the file is empty")
     kind = kind or detect_kind(data, name)
     try:
-        return _process(data, kind, engine, policies, name, limits, content_policy, verify)
+        return _process(data, kind, engine, policies, name, limits, content_policy, verify, disclosed)
     except SanigateError as exc:
         raise exc.naming(name) from exc.__cause__
 
@@ -179,9 +184,10 @@ def _process(
     limits: Limits,
     content_policy: ContentPolicy,
     verify: bool,
+    disclosed: Sequence[Collection[str]] = (),
 ) -> Outcome:
     extracted = extract(data, kind, name=name, limits=limits, policy=content_policy)
-    pieces, results, spans = sanitize_extracted(extracted, engine, policies)
+    pieces, results, spans = sanitize_extracted(extracted, engine, policies, disclosed)
     notes: list[Note] = list(extracted.notes)
     changed = any(r.decisions for r in results)
     if not changed and not notes:

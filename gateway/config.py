@@ -28,6 +28,7 @@ class PolicyConfig:
     sanitize: SanitizePolicy
     content: ContentPolicy
     on_failure: str = "quarantine"  # what to do with a message sanigate cannot sanitize
+    stream_memory_days: float = 30.0  # how long a stream remembers what it disclosed; 0: no memory
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -314,7 +315,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
             raise r.fail(prefix, "must be a table")
         r.unknown_keys(p, prefix, ["entities", "alpha", "mode", "on_failure", "images", "unknown_attachments",
                                    "encrypted", "unreadable", "allow", "deny", "unknown_terms", "max_group",
-                                   "aliases", "description"])  # fmt: skip
+                                   "aliases", "description", "stream_memory_days"])  # fmt: skip
         entities = r.get(p, prefix, "entities", list, None)
         if not entities or not all(isinstance(x, str) and x.strip() for x in entities):
             raise r.fail(f"{prefix}.entities", "must be a non-empty list of entity names")
@@ -356,7 +357,11 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
             encrypted=handling["encrypted"],
             unreadable=handling["unreadable"],
         )
-        policies[name] = PolicyConfig(name=name, sanitize=sanitize, content=content, on_failure=on_failure)
+        memory_days = float(r.get(p, prefix, "stream_memory_days", (int, float), 30.0))
+        if not 0 <= memory_days < 100_000:
+            raise r.fail(f"{prefix}.stream_memory_days", f"must be a number of days >= 0 (0: off), not {memory_days!r}")
+        policies[name] = PolicyConfig(name=name, sanitize=sanitize, content=content, on_failure=on_failure,
+                                      stream_memory_days=memory_days)  # fmt: skip
 
     rules: list[SenderRule] = []
     senders = data.get("senders", [])

@@ -28,9 +28,11 @@ from typing import Any
 
 from aiosmtpd.smtp import SMTP, Envelope, Session
 
+from gateway import streams
 from gateway.config import Config, PolicyConfig
 from gateway.directory import Directory, DirectoryUnavailableError
 from gateway.metrics import Metrics
+from gateway.model.memory import Memory
 from gateway.relay import Reply, Transaction, Upstream, UpstreamError
 from gateway.store.base import Envelope as StoredEnvelope
 from gateway.store.base import HoldCause, Store
@@ -257,8 +259,26 @@ class SanitizingHandler:
             client_address=self.state(session).xforward.get("ADDR", str(session.peer[0]) if session.peer else ""),
             client_name=self.state(session).xforward.get("NAME", ""), helo=session.host_name or "",
         )  # fmt: skip
-        result = await self.judge(data, policies, message_id, config)
+        thread = streams.thread_of(data) if streams.remembering(policies) else streams.Thread("", "")
+        try:
+            memory = await self.recall(policies, sender, envelope.rcpt_tos, thread)
+        except Exception:
+            log.exception("message %s: the stream memory cannot be read", message_id)
+            self._count("tempfail")
+            return "451 4.3.0 Stream memory unavailable, try again later"
+        result = await self.judge(data, policies, message_id, config, memory)
         await turn.wait()  # sanitized in parallel, but sent (or held) in the order it arrived
+        if memory and result.verdict == "forward":
+            # The sender's earlier messages are all sent now: judge against what they really disclosed.
+            try:
+                now = await self.recall(policies, sender, envelope.rcpt_tos, thread)
+            except Exception:
+                log.exception("message %s: the stream memory cannot be read", message_id)
+                self._count("tempfail")
+                return "451 4.3.0 Stream memory unavailable, try again later"
+            # Only the terms reach the engine: the same terms, the same decisions.
+            if any(now[n].terms != m.terms for n, m in memory.items()):
+                result = await self.judge(data, policies, message_id, config, now)
         self.count_decisions(result)
         if result.verdict == "reject":
             self._count("rejected")
@@ -282,6 +302,11 @@ class SanitizingHandler:
             return _mirror(reply)
         outcome = "sanitized" if result.decisions else "clean"
         self._count(outcome)
+        if result.disclosed:
+            try:  # still in this sender's turn: the next message recalls it
+                await self.remember(message_id, sender, envelope.rcpt_tos, thread, result)
+            except Exception:
+                log.exception("message %s delivered but what it disclosed could not be remembered", message_id)
         if result.decisions:
             try:
                 await self._store_call(
@@ -316,10 +341,28 @@ class SanitizingHandler:
         self._count("held")
         return f"250 2.0.0 Ok: held for review as {message_id} ({result.reason})"
 
-    async def judge(self, data: bytes, policies: list[PolicyConfig], message_id: str, config: Config) -> JobResult:
+    async def recall(self, policies: list[PolicyConfig], sender: str, recipients: list[str],
+                     thread: streams.Thread) -> dict[str, Memory]:  # fmt: skip
+        """What the message's streams disclosed before, for each policy that remembers (from the store's thread)."""
+        if not streams.remembering(policies):
+            return {}
+        found: dict[str, Memory] = await self._store_call(
+            streams.recall, store=self._store, policies=policies, sender=sender, recipients=tuple(recipients),
+            thread=thread,
+        )  # fmt: skip
+        return found
+
+    async def remember(self, message_id: str, sender: str, recipients: list[str], thread: streams.Thread,
+                       result: JobResult) -> None:  # fmt: skip
+        """Keep what a delivered message let through; call it before the sender's next message may go."""
+        await self._store_call(streams.remember, store=self._store, message_id=message_id, sender=sender,
+                               recipients=tuple(recipients), thread=thread, disclosed=result.disclosed)  # fmt: skip
+
+    async def judge(self, data: bytes, policies: list[PolicyConfig], message_id: str, config: Config,
+                    memory: dict[str, Memory] | None = None) -> JobResult:  # fmt: skip
         """Sanitize in the pool; a timeout, a dead worker or a bug is a hold, never an exception."""
         try:
-            return await self._run(data, policies, message_id, config)
+            return await self._run(data, policies, message_id, config, memory)
         except (TimeoutError, BrokenProcessPool) as exc:
             why = "timeout" if isinstance(exc, asyncio.TimeoutError) else "sanitizer-crashed"
             detail = (f"not sanitized within process_timeout ({config.server.process_timeout:g} s)" if why == "timeout"
@@ -355,12 +398,13 @@ class SanitizingHandler:
         for d in result.decisions:
             self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
 
-    async def _run(self, data: bytes, policies: list[Any], message_id: str, config: Config) -> JobResult:
+    async def _run(self, data: bytes, policies: list[Any], message_id: str, config: Config,
+                   memory: dict[str, Memory] | None = None) -> JobResult:  # fmt: skip
         loop = asyncio.get_running_loop()
         if self._engine is not None:
-            job = loop.run_in_executor(None, sanitize_message, data, policies, message_id, self._engine)
+            job = loop.run_in_executor(None, sanitize_message, data, policies, message_id, self._engine, memory)
         else:
-            job = loop.run_in_executor(self._pool(), sanitize_message, data, policies, message_id)
+            job = loop.run_in_executor(self._pool(), sanitize_message, data, policies, message_id, None, memory)
         return await asyncio.wait_for(job, config.server.process_timeout)
 
     async def _store_call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:

@@ -9,8 +9,8 @@ or ask the sender to try again; it never raises for a bad message.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Literal
 
 from extractors.mail import ContentPolicy, Handling
@@ -18,6 +18,7 @@ from extractors.pipeline import process
 from gateway.config import EngineFiles, PolicyConfig
 from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError
 from gateway.model.engine import Engine
+from gateway.model.memory import Memory, disclosed_terms
 from gateway.store.base import DecisionRecord, HoldCause
 
 log = logging.getLogger("sanigate.worker")
@@ -38,6 +39,8 @@ class JobResult:
     notes: tuple[str, ...] = ()
     utility: float | None = None  # eq. 8 over the whole message, when something was changed
     cause: HoldCause | None = None  # why it cannot be sent on, for the reviewer
+    # What the output lets through, by remembering policy: the stream's memory once it is delivered.
+    disclosed: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def changes(self) -> int:
@@ -99,9 +102,15 @@ def strictest(policies: Sequence[PolicyConfig]) -> ContentPolicy:
 
 
 def sanitize_message(
-    data: bytes, policies: Sequence[PolicyConfig], name: str, engine: Engine | None = None
+    data: bytes,
+    policies: Sequence[PolicyConfig],
+    name: str,
+    engine: Engine | None = None,
+    memory: Mapping[str, Memory] | None = None,
 ) -> JobResult:
+    """``memory``: for each policy that remembers, what its streams disclosed before (gateway/streams.py)."""
     engine = engine or _engine
+    memory = memory or {}
     if engine is None:
         return JobResult("tempfail", None, "sanitizer not started", ())
     if not policies:
@@ -109,7 +118,10 @@ def sanitize_message(
     on_failure = max((p.on_failure for p in policies), key=lambda f: _FAILURE_ORDER[f])
     try:
         outcome = process(data, engine=engine, policies=[p.sanitize for p in policies], name=name, kind="mail",
-                          content_policy=strictest(policies))  # fmt: skip
+                          content_policy=strictest(policies),
+                          disclosed=[memory[p.name].terms if p.name in memory else () for p in policies])  # fmt: skip
+        final = outcome.results[-1].text if outcome.results else ""
+        disclosed = {p.name: disclosed_terms(engine, final, p.sanitize) for p in policies if p.name in memory}
     except ContentError as exc:
         log.info("%s: cannot be sanitized: %s", name, exc.message)
         return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,), cause=cause_of(exc))
@@ -135,6 +147,7 @@ def sanitize_message(
                     policy=policy.name, entity=d.entity, term=d.surface, pmi=d.pmi, threshold=d.threshold,
                     action=d.action, replacement=d.replacement, reason=d.reason,
                     part=", ".join(sorted({p.part for p in parts})), group=d.group, sense=d.sense, chain=d.chain,
+                    earlier=memory[policy.name].sources(d.earlier) if d.earlier and policy.name in memory else (),
                 )
             )  # fmt: skip
     notes = tuple(f"{n.part}: {n.action} ({n.reason})" for n in outcome.notes)
@@ -144,7 +157,7 @@ def sanitize_message(
         for r in outcome.results:
             utility *= r.utility.preservation / 100.0
     return JobResult("forward", outcome.data, "sanitized" if outcome.changed else "clean", tuple(records), notes,
-                     utility)  # fmt: skip
+                     utility, disclosed=disclosed)  # fmt: skip
 
 
 def cause_of(exc: SanigateError) -> HoldCause:

@@ -1,0 +1,91 @@
+"""The disclosure memory at the gateway's edge: which stream a message belongs to, what it recalls, what it leaves.
+
+The model (``gateway.model.memory``) says how a memory joins the group
+checks; this module reads the thread headers, asks the store for the
+disclosures each policy's window still holds, and writes what a delivered
+message let through. The SMTP handler calls it in each sender's turn, so a
+message is always judged against every message its sender sent before it.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from gateway.config import PolicyConfig
+from gateway.model.memory import Memory
+from gateway.store.base import Store, StreamQuery
+
+DAY = 86400.0
+_MSGID = re.compile(r"<[^<>\s]+>")
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    mail_id: str  # the message's own Message-ID ("" when it has none)
+    root: str  # the first message of its thread: References' first id, else In-Reply-To, else its own
+
+
+def thread_of(data: bytes) -> Thread:
+    """Read the thread headers only; a message with none is the root of its own thread."""
+    try:
+        headers = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(data)
+        own = _MSGID.search(str(headers.get("Message-ID", "")))
+        refs = _MSGID.findall(str(headers.get("References", "")))
+        reply = _MSGID.search(str(headers.get("In-Reply-To", "")))
+    except (TypeError, ValueError, LookupError):
+        return Thread("", "")
+    mail_id = own.group(0) if own else ""
+    root = refs[0] if refs else reply.group(0) if reply else mail_id
+    return Thread(mail_id, root)
+
+
+def remembering(policies: Sequence[PolicyConfig]) -> list[PolicyConfig]:
+    """The policies whose memory is on (``stream_memory_days`` > 0)."""
+    return [p for p in policies if p.stream_memory_days > 0]
+
+
+def recall(
+    store: Store,
+    policies: Sequence[PolicyConfig],
+    *,
+    sender: str,
+    recipients: Sequence[str],
+    thread: Thread,
+    now: float | None = None,
+) -> dict[str, Memory]:
+    """Each remembering policy's memory for a message from ``sender`` to ``recipients``, within its window."""
+    on = remembering(policies)
+    if not on:
+        return {}
+    now = time.time() if now is None else now
+    cutoff = {p.name: now - p.stream_memory_days * DAY for p in on}
+    found = store.recall(StreamQuery(policies=tuple(cutoff), sender=sender, recipients=tuple(recipients),
+                                     thread=thread.root, since=min(cutoff.values())))  # fmt: skip
+    return {
+        name: Memory(tuple(d for d in found if d.policy == name and d.at >= since)) for name, since in cutoff.items()
+    }
+
+
+def remember(
+    store: Store,
+    *,
+    message_id: str,
+    sender: str,
+    recipients: Sequence[str],
+    thread: Thread,
+    disclosed: Mapping[str, Sequence[str]],
+) -> None:
+    if any(disclosed.values()):
+        store.remember(message_id=message_id, sender=sender, recipients=recipients, disclosed=disclosed,
+                       thread=thread.root, mail_id=thread.mail_id)  # fmt: skip
+
+
+def cutoffs(policies: Sequence[PolicyConfig], now: float | None = None) -> dict[str, float]:
+    """For ``Store.expire_memory``: each policy's oldest disclosure worth keeping (a policy with memory off: none)."""
+    now = time.time() if now is None else now
+    return {p.name: (now - p.stream_memory_days * DAY) if p.stream_memory_days > 0 else now for p in policies}
