@@ -138,6 +138,8 @@ def _run(args: argparse.Namespace, config: Config, store: Store) -> int:
                 thr = f"{a.threshold:.2f}" if a.threshold is not None else "-"
                 print(f"  decision [{a.policy}] {a.term!r} -> {a.replacement or '[REDACTED]'!r}  "
                       f"entity={a.entity} pmi={pmi} threshold={thr} part={a.part}")  # fmt: skip
+                if a.earlier:
+                    print(f"    with the group {' + '.join(a.group or ())}: relied on earlier {', '.join(a.earlier)}")
             else:
                 print(f"  action {a.action} by {a.actor} at {_when(a.at)}: {a.why}")
         return 0

@@ -41,7 +41,8 @@ from gateway.admin.policyedit import add_term
 from gateway.config import Config
 from gateway.errors import SanigateError
 from gateway.review import release
-from gateway.store.base import AuditEntry, AuditQuery, MessageQuery, Store
+from gateway.model.memory import Disclosure
+from gateway.store.base import AuditEntry, AuditQuery, MessageQuery, Store, StreamQuery
 
 log = logging.getLogger("sanigate.admin")
 
@@ -87,6 +88,7 @@ def create_app(deps: AdminDeps) -> ASGIApp:
         Route("/audit", admin.page(admin.audit), methods=["GET", "POST"]),
         Route("/audit/export", admin.page(admin.export), methods=["POST"]),
         Route("/dashboard", admin.page(admin.dashboard), methods=["GET"]),
+        Route("/streams", admin.page(admin.streams), methods=["GET"]),
         Mount("/static", StaticFiles(directory=HERE / "static"), name="static"),
     ]
     app = Starlette(routes=routes)
@@ -413,6 +415,27 @@ class _Admin:
         return Response(body, media_type=media, headers={"content-disposition": disposition})
 
     # -- the dashboard ------------------------------------------------------------
+    async def streams(self, request: Request) -> Response:
+        """The disclosure memory: streams, and what one stream has disclosed so far (its messages, its terms)."""
+        q = request.query_params
+        policy, sender, recipient = (q.get(k, "").strip() for k in ("policy", "sender", "recipient"))
+        config = self.deps.config()
+        since = self.deps.clock() - max((p.stream_memory_days for p in config.policies.values()), default=0) * 86400
+        summaries = await self._call(self.deps.store.streams, since=since, sender=sender or None)
+        disclosures: list[Disclosure] = []
+        if policy and sender and recipient:
+            disclosures = await self._call(self.deps.store.recall, StreamQuery(
+                policies=(policy,), sender=sender, recipients=(recipient,), since=since))  # fmt: skip
+        terms: dict[str, int] = {}
+        for d in disclosures:
+            for t in d.terms:
+                terms[t] = terms.get(t, 0) + 1
+        return self._render(
+            request, "streams.html", request.state.session, streams=summaries, disclosures=disclosures,
+            terms=sorted(terms.items(), key=lambda kv: (-kv[1], kv[0])), chosen=(policy, sender, recipient),
+            link=lambda s: "/streams?" + urlencode({"policy": s.policy, "sender": s.sender, "recipient": s.recipient}),
+        )  # fmt: skip
+
     async def dashboard(self, request: Request) -> Response:
         days = request.query_params.get("days", "7")
         n = int(days) if days.isdigit() and 0 < int(days) <= 366 else 7
@@ -482,7 +505,7 @@ def _client_address(request: Request, trusted: tuple[str, ...]) -> str:
 
 def _row_fields() -> tuple[str, ...]:
     return ("id", "at", "message_id", "kind", "sender", "recipients", "policy", "entity", "term", "pmi", "threshold",
-            "action", "replacement", "part", "reason", "group", "actor", "why")  # fmt: skip
+            "action", "replacement", "part", "reason", "group", "earlier", "actor", "why")  # fmt: skip
 
 
 def _row(e: AuditEntry) -> dict[str, Any]:
@@ -491,6 +514,7 @@ def _row(e: AuditEntry) -> dict[str, Any]:
         "id": e.id, "at": _when(e.at), "message_id": e.message_id, "kind": e.kind, "sender": e.sender,
         "recipients": " ".join(e.recipients), "policy": e.policy, "entity": e.entity or "", "term": e.term,
         "pmi": d["pmi"], "threshold": d["threshold"], "action": e.action, "replacement": e.replacement,
-        "part": e.part, "reason": e.reason, "group": " + ".join(e.group) if e.group else "", "actor": e.actor,
+        "part": e.part, "reason": e.reason, "group": " + ".join(e.group) if e.group else "",
+        "earlier": " ".join(e.earlier), "actor": e.actor,
         "why": e.why,
     }  # fmt: skip

@@ -3,6 +3,7 @@
     sanigate eval actors ../shared/eval-dev/actors
     sanigate eval spans --docs DIR --gold ann1.json --gold ann2.json --entity "HIV"
     sanigate eval paper            # the paper's experiment on config/eval/topics.toml
+    sanigate eval threads          # the same articles as six-message threads, stream memory on and off
 
 Each writes results.md (tables shaped like the paper's Tables 1 and 2),
 results.json and PNG plots into --out.
@@ -64,6 +65,14 @@ def add_parser(sub: Any) -> None:
                         "(default: ../shared/corpora/wikipedia-20k.jsonl.xz)")  # fmt: skip
     p.add_argument("--max-chars", type=int, default=20_000, help="cut each article after this many characters")
     p.add_argument("--cache", type=Path, default=Path("var/eval"), help="where K without the topics is built")
+    t = esub.add_parser("threads", parents=[common],
+                        help="the topic articles split into threads, sent in order with the stream memory on and off")
+    t.add_argument("--topics", type=Path, default=ROOT / "config" / "eval" / "topics.toml")
+    t.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
+    t.add_argument("--max-chars", type=int, default=20_000, help="cut each article after this many characters")
+    t.add_argument("--cache", type=Path, default=Path("var/eval"), help="where K without the topics is built")
+    t.add_argument("--messages", type=int, default=6, help="messages per thread")
+    t.set_defaults(alpha=[2.0])  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -77,6 +86,8 @@ def run(args: argparse.Namespace) -> int:
     from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
 
     index = args.index
+    if args.eval_command == "threads":
+        return _threads(args)
     if args.eval_command == "actors":
         _source(f"documents and gold: the annotated abstracts in {args.folder}")
         docs, name = datasets.actors(args.folder), "actors"
@@ -110,6 +121,44 @@ def run(args: argparse.Namespace) -> int:
 
 def _source(text: str) -> None:
     print(f"data: {text}", file=sys.stderr)
+
+
+def _threads(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from tqdm import tqdm
+
+    from gateway.assemble import EngineConfig, build_engine
+    from gateway.evaluation import datasets
+    from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
+    from gateway.evaluation.threads import evaluate_threads, threads_markdown
+
+    if len(args.alpha) != 1:
+        raise InputError("eval threads takes one --alpha")
+    if args.messages < 2:
+        raise InputError("--messages: a thread needs at least 2 messages")
+    topics = datasets.read_topics(args.topics)
+    docs = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars)
+    index = args.index or _index_without(args.corpus, [t.title for t in topics], args.cache)
+    engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
+    attacker = None if args.no_attacker else EmbeddingAttacker(load_glove())
+    with tqdm(total=2 * len(docs), unit=" thread", desc="eval threads", file=sys.stderr) as bar:
+        report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attacker=attacker,
+                                  progress=bar.update, max_group=args.max_group, unknown=args.unknown)  # fmt: skip
+    out = args.out or Path("eval-out") / "threads"
+    out.mkdir(parents=True, exist_ok=True)
+    text = threads_markdown(report)
+    (out / "results.md").write_text(text, encoding="utf-8")
+    data = {
+        "alpha": report.alpha, "messages": report.size, "candidates": list(report.candidates),
+        "original": report.original, "naive": report.naive,
+        "summary": {mode: report.summary(mode) for mode in report.runs},
+        "threads": {mode: [dataclasses.asdict(r) for r in rows] for mode, rows in report.runs.items()},
+    }  # fmt: skip
+    (out / "results.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
+    print(text)
+    print(f"written: {out / 'results.md'}, {out / 'results.json'}", file=sys.stderr)
+    return 0
 
 
 def _json_map(path: Path) -> dict[str, str]:
