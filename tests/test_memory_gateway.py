@@ -88,8 +88,8 @@ def test_a_later_message_is_generalized_because_of_an_earlier_one(tmp_path: Path
 
         # A colleague replying in the thread to the same recipient joins its memory.
         nurse = "nurse@clinic.example"
-        _r, reply = await send(gw.port, nurse, [insurer],
-                               _mail(nurse, insurer, LATER, "<c4@clinic.example>", refs="<c1@clinic.example>"))  # fmt: skip
+        in_thread = _mail(nurse, insurer, LATER, "<c4@clinic.example>", refs="<c1@clinic.example>")
+        _r, reply = await send(gw.port, nurse, [insurer], in_thread)
         assert reply.startswith("2.0.0 Ok: sanitized"), reply
         (d,) = gw.store.audit(AuditQuery(message_id=reply.split(" as ")[1], kind="decision"))
         assert d.earlier[0] == first_id

@@ -14,7 +14,9 @@ from gateway.store.sqlite import SQLiteStore
 
 
 def _query(**kw: object) -> StreamQuery:
-    fields: dict[str, object] = dict(policies=("medical",), sender="doc@clinic.example", recipients=("ins@payer.example",))
+    fields: dict[str, object] = dict(
+        policies=("medical",), sender="doc@clinic.example", recipients=("ins@payer.example",)
+    )
     fields.update(kw)
     return StreamQuery(**fields)  # type: ignore[arg-type]
 

@@ -40,8 +40,8 @@ from gateway.admin.compare import compare
 from gateway.admin.policyedit import add_term
 from gateway.config import Config
 from gateway.errors import SanigateError
-from gateway.review import release
 from gateway.model.memory import Disclosure
+from gateway.review import release
 from gateway.store.base import AuditEntry, AuditQuery, MessageQuery, Store, StreamQuery
 
 log = logging.getLogger("sanigate.admin")

@@ -65,8 +65,11 @@ def add_parser(sub: Any) -> None:
                         "(default: ../shared/corpora/wikipedia-20k.jsonl.xz)")  # fmt: skip
     p.add_argument("--max-chars", type=int, default=20_000, help="cut each article after this many characters")
     p.add_argument("--cache", type=Path, default=Path("var/eval"), help="where K without the topics is built")
-    t = esub.add_parser("threads", parents=[common],
-                        help="the topic articles split into threads, sent in order with the stream memory on and off")
+    t = esub.add_parser(
+        "threads",
+        parents=[common],
+        help="the topic articles split into threads, sent in order with the stream memory on and off",
+    )
     t.add_argument("--topics", type=Path, default=ROOT / "config" / "eval" / "topics.toml")
     t.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     t.add_argument("--max-chars", type=int, default=20_000, help="cut each article after this many characters")
