@@ -14,7 +14,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gateway import sdnotify
+from gateway import sdnotify, streams
 from gateway.config import Config, load_config
 from gateway.directory import Directory
 from gateway.errors import ConfigError
@@ -25,6 +25,7 @@ from gateway.store import open_store
 from gateway.worker import check_policies, init_worker
 
 OUTCOME_FLUSH_SECONDS = 30.0
+MEMORY_EXPIRY_SECONDS = 3600.0  # how often disclosures past their policy's window are deleted
 
 log = logging.getLogger("sanigate")
 
@@ -155,9 +156,25 @@ class Gateway:
         return True
 
     async def _flush_outcomes_every(self, seconds: float) -> None:
+        expired = 0.0
         while True:
+            if time.monotonic() - expired >= MEMORY_EXPIRY_SECONDS:
+                expired = time.monotonic()
+                await self.expire_memory()
             await asyncio.sleep(seconds)
             await self.flush_outcomes()
+
+    async def expire_memory(self) -> int:
+        """Forget what streams disclosed longer ago than their policy's ``stream_memory_days``."""
+        cutoffs = streams.cutoffs(list(self.config.policies.values()))
+        try:
+            n: int = await asyncio.get_running_loop().run_in_executor(None, self.store.expire_memory, cutoffs)
+        except Exception as exc:
+            log.warning("the disclosure memory could not be expired: %s", exc)
+            return 0
+        if n:
+            log.info("disclosure memory: %d expired disclosure(s) forgotten", n)
+        return n
 
     async def flush_outcomes(self) -> None:
         """Write the message counts by outcome to the store (one write a period, not one a message)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import email
 import email.policy
+import itertools
 import re
 import tempfile
 from collections.abc import Callable, Sequence
@@ -36,18 +37,17 @@ _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")
 def split_thread(text: str, n: int) -> list[str]:
     """``text`` cut at paragraph ends into ``n`` messages of about equal length (fewer for a short text)."""
     paragraphs = [p for p in re.split(r"\n\s*\n|\n", text) if p.strip()]
-    if not paragraphs:
-        return []
-    target = sum(len(p) for p in paragraphs) / n
-    out: list[list[str]] = [[]]
-    size = 0.0
-    for p in paragraphs:
-        if size >= target and len(out) < n:
-            out.append([])
-            size = 0.0
-        out[-1].append(p)
-        size += len(p)
-    return ["\n\n".join(ps) for ps in out]
+    if len(paragraphs) <= n:
+        return paragraphs
+    ends = list(itertools.accumulate(len(p) for p in paragraphs))  # ends[i]: length up to paragraph i
+    cuts = [0]
+    for k in range(1, n):
+        target = k * ends[-1] / n
+        # a cut after paragraph i-1, leaving at least one paragraph for every later message
+        lo, hi = cuts[-1] + 1, len(paragraphs) - (n - k)
+        cuts.append(min(range(lo, hi + 1), key=lambda i: abs(ends[i - 1] - target)))
+    cuts.append(len(paragraphs))
+    return ["\n\n".join(paragraphs[a:b]) for a, b in itertools.pairwise(cuts)]
 
 
 @dataclass(slots=True)

@@ -48,11 +48,6 @@ class Memory:
     def terms(self) -> frozenset[str]:
         return frozenset(t for d in self.disclosures for t in d.terms)
 
-    @property
-    def revision(self) -> frozenset[tuple[str, str]]:
-        """What the memory was made of: a later look that differs means earlier messages disclosed more."""
-        return frozenset((d.message_id, d.recipient) for d in self.disclosures)
-
     def sources(self, terms: Iterable[str]) -> tuple[str, ...]:
         """The earlier messages that first disclosed ``terms``, oldest first, each once."""
         wanted = set(terms)

@@ -1,0 +1,92 @@
+"""The disclosure memory as a model: disclosed keys join group checks, are never edited, and are named."""
+
+from __future__ import annotations
+
+import pytest
+
+from gateway.config import parse_config
+from gateway.errors import ConfigError
+from gateway.evaluation.threads import split_thread
+from gateway.model.engine import Engine
+from gateway.model.memory import Disclosure, Memory, disclosed_terms
+from gateway.model.records import SanitizePolicy
+from gateway.streams import cutoffs, thread_of
+
+HIV = SanitizePolicy(entities=("HIV",), alpha=1.5)
+FIRST = "The patient needs condoms and counselling."
+LATER = "The virus test came back positive last week."
+
+
+def test_a_term_disclosed_earlier_makes_a_later_group_risky(engine: Engine) -> None:
+    first = engine.sanitize(FIRST, HIV)
+    disclosed = disclosed_terms(engine, first.text, HIV)
+    assert "patient" in disclosed and "condom" not in disclosed  # what was generalized was not let through
+    alone = engine.sanitize(LATER, HIV)
+    assert not alone.decisions
+    later = engine.sanitize(LATER, HIV, disclosed=disclosed)
+    (d,) = later.decisions
+    assert d.term == "virus" and d.reason == "stream" and d.earlier == ("patient",)
+    assert "virus" not in later.text and "test came back positive" in later.text
+    # The memory's own terms are never edited, even when they are in the text: there they are the text's terms.
+    again = engine.sanitize("The patient is well.", HIV, disclosed=disclosed)
+    assert again.text == "The patient is well."
+
+
+def test_memory_alone_never_forms_a_group(engine: Engine) -> None:
+    # Two remembered terms that would be risky together change nothing in a text that has neither.
+    disclosed = ("patient", "virus", "counselling")
+    text = "The weather was fine and the meeting ended early."
+    assert engine.sanitize(text, HIV, disclosed=disclosed).text == text
+
+
+def test_a_group_within_the_text_is_not_blamed_on_the_memory(engine: Engine) -> None:
+    text = "Her viral load is now undetectable."
+    alone = engine.sanitize(text, HIV)
+    with_memory = engine.sanitize(text, HIV, disclosed=("therapy", "patient"))
+    assert with_memory.text == alone.text
+    assert all(not d.earlier for d in with_memory.decisions)
+
+
+def test_memory_sources_name_the_first_message_that_disclosed_a_term() -> None:
+    m = Memory((
+        Disclosure(message_id="m1", at=1.0, policy="p", sender="s", recipient="r", terms=("patient",)),
+        Disclosure(message_id="m2", at=2.0, policy="p", sender="s", recipient="r", terms=("patient", "clinic")),
+        Disclosure(message_id="m3", at=3.0, policy="p", sender="s", recipient="r", terms=("dose",)),
+    ))  # fmt: skip
+    assert m.terms == {"patient", "clinic", "dose"}
+    assert m.sources(["clinic", "patient"]) == ("m1", "m2")
+    assert m.sources(["dose", "absent"]) == ("m3",)
+
+
+def test_thread_headers() -> None:
+    reply = b"Message-ID: <c@x>\r\nIn-Reply-To: <b@x>\r\nReferences: <a@x> <b@x>\r\n\r\nbody\r\n"
+    assert (thread_of(reply).mail_id, thread_of(reply).root) == ("<c@x>", "<a@x>")
+    only_reply = b"Message-ID: <c@x>\r\nIn-Reply-To: <b@x> (sent by b)\r\n\r\nbody\r\n"
+    assert thread_of(only_reply).root == "<b@x>"
+    fresh = b"Message-ID: <c@x>\r\nSubject: new\r\n\r\nbody\r\n"
+    assert thread_of(fresh).root == "<c@x>"
+    assert thread_of(b"Subject: none\r\n\r\nbody\r\n").root == ""
+
+
+def test_stream_memory_days_in_the_configuration(tmp_path: object) -> None:
+    from pathlib import Path
+
+    def conf(extra: str) -> str:
+        return f'[policies.p]\nentities = ["HIV"]\n{extra}\n[policies.q]\nentities = ["HIV"]\n'
+
+    c = parse_config(conf("stream_memory_days = 0"), source="t.toml", base=Path())
+    assert c.policies["p"].stream_memory_days == 0 and c.policies["q"].stream_memory_days == 30
+    cut = cutoffs(list(c.policies.values()), now=1_000_000.0)
+    assert cut == {"p": 1_000_000.0, "q": 1_000_000.0 - 30 * 86400}
+    with pytest.raises(ConfigError, match="stream_memory_days"):
+        parse_config(conf("stream_memory_days = -1"), source="t.toml", base=Path())
+    with pytest.raises(ConfigError, match="stream_memory_days"):
+        parse_config(conf('stream_memory_days = "30"'), source="t.toml", base=Path())
+
+
+def test_split_thread_keeps_paragraphs_and_order() -> None:
+    text = "\n".join(f"Paragraph {i} " + "word " * (10 + i) for i in range(20))
+    parts = split_thread(text, 6)
+    assert len(parts) == 6
+    assert " ".join(" ".join(p.split()) for p in parts) == " ".join(text.split())
+    assert split_thread("one paragraph only", 6) == ["one paragraph only"]
