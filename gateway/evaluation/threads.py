@@ -15,6 +15,7 @@ import email.policy
 import itertools
 import re
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
@@ -70,6 +71,7 @@ class ThreadReport:
     original: dict[str, int] = field(default_factory=dict)  # doc -> rank on the joined original
     naive: dict[str, int] = field(default_factory=dict)
     runs: dict[str, list[ThreadResult]] = field(default_factory=dict)  # "memory" / "alone"
+    seconds: dict[str, float] = field(default_factory=dict)  # wall time of each run (recall, sanitize, remember)
 
     def summary(self, mode: str) -> dict[str, float]:
         rows = self.runs[mode]
@@ -83,6 +85,7 @@ class ThreadReport:
             "delivered": 100.0 * sum(r.delivered for r in rows) / messages if messages else 100.0,
             "words_kept": 100.0 * sum(r.words_kept for r in rows) / words if words else 100.0,
             "stream_decisions": float(sum(r.stream_decisions for r in rows)),
+            "ms_per_message": 1000.0 * self.seconds.get(mode, 0.0) / messages if messages else 0.0,
         }
 
 
@@ -163,6 +166,7 @@ def evaluate_threads(
                                                doc.entity)  # fmt: skip
     for mode, days in (("memory", 30.0), ("alone", 0.0)):
         rows: list[ThreadResult] = []
+        started = time.perf_counter()
         with tempfile.TemporaryDirectory(prefix="sanigate-threads-") as tmp:
             store = SQLiteStore(Path(tmp) / "store.db")
             try:
@@ -173,13 +177,16 @@ def evaluate_threads(
                         stream_memory_days=days,
                     )  # fmt: skip
                     result, joined = run_thread(engine, store, doc, policy, parts, n)
+                    attacked = time.perf_counter()
                     if attacker is not None:
                         result.rank = rank_of(attacker.scores(joined, candidates), doc.entity)
+                    started += time.perf_counter() - attacked  # the attacker's time is not the gateway's
                     rows.append(result)
                     progress(1)
             finally:
                 store.close()
         report.runs[mode] = rows
+        report.seconds[mode] = time.perf_counter() - started
     return report
 
 
@@ -190,19 +197,21 @@ def threads_markdown(report: ThreadReport) -> str:
         "",
         f"The attacker ranks {len(report.candidates)} candidates on the joined thread as it arrived.",
         "",
-        "| what the attacker reads | ranked first | mean rank | messages delivered | words kept | memory decisions |",
-        "|---|---|---|---|---|---|",
+        "| what the attacker reads | ranked first | mean rank | messages delivered | words kept | memory decisions "
+        "| ms per message |",
+        "|---|---|---|---|---|---|---|",
     ]
     for label, ranks in (("original thread", report.original), ("name removed (naive)", report.naive)):
         if ranks:
             first = 100.0 * sum(1 for r in ranks.values() if r == 1) / len(ranks)
             mean = sum(ranks.values()) / len(ranks)
-            lines.append(f"| {label} | {first:.1f} % | {mean:.2f} | | | |")
+            lines.append(f"| {label} | {first:.1f} % | {mean:.2f} | | | | |")
     for mode, label in (("alone", "sanigate, each message alone"), ("memory", "sanigate, with the stream memory")):
         if mode in report.runs:
             s = report.summary(mode)
             lines.append(f"| {label} | {s['ranked_first']:.1f} % | {s['mean_rank']:.2f} | {s['delivered']:.1f} % "
-                         f"| {s['words_kept']:.1f} % | {s['stream_decisions']:.0f} |")  # fmt: skip
+                         f"| {s['words_kept']:.1f} % | {s['stream_decisions']:.0f} "
+                         f"| {s['ms_per_message']:.0f} |")  # fmt: skip
     lines += ["", "| document | entity | rank alone | rank with memory | delivered (memory) | memory decisions |",
               "|---|---|---|---|---|---|"]  # fmt: skip
     alone = {r.doc_id: r for r in report.runs.get("alone", [])}

@@ -22,7 +22,8 @@ class SanitizePolicy:
     (1 = the paper's Algorithm 1 alone). Only terms whose own PMI reaches
     ``group_floor`` of the threshold enter groups, and at most
     ``group_candidates`` per sentence, which bounds the cost per sentence to
-    C(n,2) + C(n,3) counts.
+    C(n,2) + C(n,3) counts. A stream's memory adds at most ``memory_candidates``
+    earlier terms to every sentence's groups (only groups with a term of the text are counted).
     """
 
     entities: tuple[str, ...]
@@ -31,6 +32,7 @@ class SanitizePolicy:
     max_group: int = 3
     group_candidates: int = 6
     group_floor: float = 0.4
+    memory_candidates: int = 12
     unknown: UnknownTerms = "context"
     allow: frozenset[str] = frozenset()
     deny: frozenset[str] = frozenset()
@@ -48,6 +50,8 @@ class SanitizePolicy:
             raise ConfigError(f"unknown must be 'context', 'redact' or 'keep', got {self.unknown!r}")
         if not 1 <= self.max_group <= 3:
             raise ConfigError(f"max_group must be 1, 2 or 3, got {self.max_group!r}")
+        if self.memory_candidates < 0:
+            raise ConfigError("memory_candidates must be at least 0")
         if self.max_rounds < 1:
             raise ConfigError("max_rounds must be at least 1")
 
