@@ -90,3 +90,25 @@ def test_split_thread_keeps_paragraphs_and_order() -> None:
     assert len(parts) == 6
     assert " ".join(" ".join(p.split()) for p in parts) == " ".join(text.split())
     assert split_thread("one paragraph only", 6) == ["one paragraph only"]
+
+
+def test_threads_evaluation_end_to_end(engine: Engine) -> None:
+    import numpy as np
+
+    from gateway.evaluation.attacker import EmbeddingAttacker, WordVectors
+    from gateway.evaluation.datasets import EvalDocument
+    from gateway.evaluation.threads import evaluate_threads, threads_markdown
+
+    # A two-message thread whose second message is harmless alone and risky after the first.
+    words = ["hiv", "virus", "patient", "condoms", "weather", "sunny"]
+    vectors = np.array([[1, 0], [0.95, 0.05], [0.6, 0.4], [0.7, 0.3], [0, 1], [0.05, 0.95]], dtype=np.float32)
+    attacker = EmbeddingAttacker(WordVectors.from_ranked(words, vectors), top=1)
+    docs = [EvalDocument("hiv", "HIV", f"{FIRST}\n{LATER}"), EvalDocument("w", "weather", "It was sunny.\nRain.")]
+    report = evaluate_threads(engine, docs, alpha=1.5, size=2, attacker=attacker)
+    alone, memory = ({r.doc_id: r for r in report.runs[m]} for m in ("alone", "memory"))
+    assert alone["hiv"].stream_decisions == 0 and memory["hiv"].stream_decisions == 1
+    assert alone["hiv"].delivered == memory["hiv"].delivered == 2 and alone["hiv"].messages == 2
+    # "virus" is gone from the second message with the memory on: fewer words kept, the attacker sees less.
+    assert memory["hiv"].words_kept < alone["hiv"].words_kept <= alone["hiv"].words
+    assert report.summary("memory")["stream_decisions"] == 1.0
+    assert "with the stream memory" in threads_markdown(report)
