@@ -47,6 +47,7 @@ from kilter.protocol.messages import (
     ReplyCode,
 )
 
+from gateway import streams
 from gateway.config import Config
 from gateway.directory import DirectoryUnavailableError
 from gateway.serve import Gateway
@@ -171,12 +172,26 @@ class MilterFront:
                 log.warning("%s: %s", where, exc.message)
                 return [_reply(451, "4.4.3", "The sender's directory groups cannot be looked up now")]
             names = [p.name for p in policies]
-            result = await handler.judge(original, policies, message_id, config)
+            # The stream memory as it is now: a milter has no per-sender turn, so two messages of one
+            # sender at once may each be judged without the other (the content filter orders them).
+            thread = streams.thread_of(original) if streams.remembering(policies) else streams.Thread("", "")
+            try:
+                memory = await handler.recall(policies, msg.sender, list(msg.recipients), thread)
+            except Exception:
+                log.exception("%s: the stream memory cannot be read", where)
+                handler.record("tempfail")
+                return [_reply(451, "4.3.0", "Stream memory unavailable, try again later")]
+            result = await handler.judge(original, policies, message_id, config, memory)
             handler.count_decisions(result)
             envelope = StoredEnvelope(sender=msg.sender, recipients=tuple(msg.recipients),
                                       client_address=msg.client_address, client_name=msg.client_name,
                                       helo=msg.helo)  # fmt: skip
             replies = await self._verdict(result, message_id, names, envelope, original, msg, leading_space)
+            if result.verdict == "forward" and result.disclosed and isinstance(replies[-1], Continue):
+                try:
+                    await handler.remember(message_id, msg.sender, list(msg.recipients), thread, result)
+                except Exception:
+                    log.exception("%s: accepted, but what it disclosed could not be remembered", where)
         log.info("%s to %s: %s", where, ",".join(msg.recipients), type(replies[-1]).__name__)
         return replies
 

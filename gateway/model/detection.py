@@ -5,7 +5,8 @@ threshold by PMI (Definition 6), holds a risky word (a phrase) or derives
 from a risky base (a compound, a derived form); a term K barely knows is
 judged by its context. Groups of individually safe terms that share a
 sentence are judged together (eq. 3), and the member that discloses most is
-generalized until the group is safe.
+generalized until the group is safe. A stream's memory (terms earlier
+messages let through) joins those groups, never as the member generalized.
 """
 
 from __future__ import annotations
@@ -123,6 +124,26 @@ class Detector:
                 return v, "derived-form"
         return None
 
+    def remembered(
+        self,
+        disclosed: Collection[str],
+        by_key: dict[str, list[TermOccurrence]],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+    ) -> dict[str, tuple[frozenset[str], float]]:
+        """Disclosed keys that may join a group, as ``_group_members`` gives them: a term this text
+        has itself is judged as this text's; at most ``memory_candidates`` of them, riskiest first."""
+        allow = {self.key(t) for t in policy.allow}
+        cands: list[tuple[float, str]] = []
+        for key in disclosed:
+            if key in by_key or key in allow:
+                continue
+            v = self.measure.term(key, entities, policy.alpha)
+            if v.n >= self.measure.min_support and v.ratio >= policy.group_floor:
+                cands.append((v.ratio, key))
+        cands.sort(reverse=True)
+        return {key: (frozenset({key}), ratio) for ratio, key in cands[: policy.memory_candidates]}
+
     def groups(
         self,
         text: str,
@@ -136,7 +157,9 @@ class Detector:
         forbidden: set[str],
         *,
         redact: bool = False,
+        remembered: dict[str, tuple[frozenset[str], float]] | None = None,
     ) -> None:
+        remembered = remembered or {}
         sentences: dict[int, list[str]] = {}
         paragraphs: dict[int, list[str]] = {}
         paragraph = paragraph_of(text)
@@ -151,39 +174,50 @@ class Detector:
         judged: set[tuple[frozenset[str], ...]] = set()
         for sent_keys in units:
             for _ in range(4 * policy.group_candidates):  # each pass generalizes one member
-                members = self._group_members(sent_keys, risky, safe, policy)
-                hit = self._first_risky_group(members, entities, policy, judged)
+                own = self._group_members(sent_keys, risky, safe, policy)
+                members = {**remembered, **own}
+                # Groups within the text first: the memory is named only for what the text alone did not cause.
+                hit = self._first_risky_group(own, entities, policy, judged) or (
+                    self._first_risky_group(members, entities, policy, judged, fixed=remembered.keys() - own.keys())
+                    if remembered
+                    else None
+                )
                 if hit is None:
                     break
                 group_keys, verdict = hit
-                shown = tuple(surface_of(tokens, by_key[k][0]) for k in group_keys)
-                # The member that discloses most alone is the one to generalize; when it has no
+                shown = tuple(surface_of(tokens, by_key[k][0]) if k in by_key else k for k in group_keys)
+                earlier = frozenset(k for k in group_keys if k not in own)
+                # The member of this text that discloses most alone is the one to generalize; when it has no
                 # generalization, the next that has one (a redaction is the costliest answer).
-                order = sorted(group_keys, key=lambda k: members[k][1], reverse=True)
+                order = sorted((k for k in group_keys if k in own), key=lambda k: members[k][1], reverse=True)
                 if not redact and self._generalize_one(
-                    text, order, members, verdict, shown, by_key, risky, safe, tokens, context, entities, policy,
-                    forbidden,
+                    text, order, group_keys, members, verdict, shown, earlier, by_key, risky, safe, tokens, context,
+                    entities, policy, forbidden,
                 ):  # fmt: skip
                     continue
                 target = order[0]
                 others = canon(members[k][0] for k in group_keys if k != target)
                 r = risky.get(target)
                 if r is None:
-                    r = Risky(target, "group", verdict, group=shown, redacted=True)
+                    r = Risky(target, "stream" if earlier else "group", verdict, group=shown, redacted=True,
+                              earlier=earlier)  # fmt: skip
                     risky[target] = r
                     forbidden.add(target)
                     safe.pop(target, None)
                 else:
                     r.group = r.group or shown
+                    r.earlier |= earlier
                     self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
 
     def _generalize_one(
         self,
         text: str,
         order: Sequence[str],
+        group_keys: Sequence[str],
         members: dict[str, tuple[frozenset[str], float]],
         verdict: Verdict,
         shown: tuple[str, ...],
+        earlier: frozenset[str],
         by_key: dict[str, list[TermOccurrence]],
         risky: dict[str, Risky],
         safe: dict[str, Verdict],
@@ -197,8 +231,8 @@ class Detector:
         for target in order:
             if target in risky:
                 continue
-            others = canon(members[k][0] for k in order if k != target)
-            r = Risky(target, "group", verdict, group=shown)
+            others = canon(members[k][0] for k in group_keys if k != target)
+            r = Risky(target, "stream" if earlier else "group", verdict, group=shown, earlier=earlier)
             self.generalizer.start_chain(r, text, by_key[target], tokens, context, entities, policy, forbidden)
             if not r.redacted:
                 cur = r.current
@@ -247,10 +281,18 @@ class Detector:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         judged: set[tuple[frozenset[str], ...]],
+        fixed: Collection[str] = (),
     ) -> tuple[tuple[str, ...], Verdict] | None:
+        """The first group (smallest first) that is risky.
+
+        ``fixed`` members (a stream's memory) are at most one per group: a pair with a term of the text, or a
+        triple with two; groups of two earlier terms cost the most counts and were not worth them (README).
+        """
         keys = list(members)
         for size in range(2, min(policy.max_group, len(keys)) + 1):
             for combo in itertools.combinations(keys, size):
+                if sum(k in fixed for k in combo) > 1 or all(k in fixed for k in combo):
+                    continue
                 conj = canon(members[k][0] for k in combo)
                 if conj in judged:
                     continue

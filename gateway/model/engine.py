@@ -16,6 +16,10 @@ Beyond the paper:
     to K" and judged by context (policy.unknown);
   * word forms: compounds and derived forms are judged by their parts and
     bases ("AIDS-like", "Houstonians");
+  * a stream's memory: ``disclosed`` keys (what earlier messages of the same
+    stream let through, gateway/model/memory.py) join every sentence's groups,
+    so a group spanning messages is judged too; only the new text's member is
+    ever changed;
   * rounds: the rewritten text is checked again, so a replacement that forms a
     new risky group is caught; the policy's last round, and any after it,
     redacts what it finds until the engine's own check finds nothing: the
@@ -191,11 +195,17 @@ class Engine:
         return tuple(self.entity(n, [a for e, a in policy.aliases if e == n]) for n in policy.entities)
 
     # -- the algorithm --------------------------------------------------------
-    def sanitize(self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = ()) -> SanitizeResult:
+    def sanitize(
+        self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = (), disclosed: Collection[str] = ()
+    ) -> SanitizeResult:
         """Sanitize ``text``; no replacement will be one of the ``avoid`` keys.
 
         ``avoid`` carries the terms earlier policies flagged, so that a later
         policy does not write one back as its own generalization.
+        ``disclosed`` carries the keys earlier messages of the same stream let
+        through: they join the group checks of every sentence but are never
+        edited (they are not in this text); a decision they caused names them
+        in ``Decision.earlier``.
         """
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
@@ -227,6 +237,7 @@ class Engine:
                 force_redact=redacting,
                 keys_out=original_keys if rounds == 1 else None,
                 avoid=flagged,
+                disclosed=disclosed,
             )
             if not found:
                 break
@@ -303,6 +314,7 @@ class Engine:
         force_redact: bool,
         keys_out: list[str] | None = None,
         avoid: Collection[str] = (),
+        disclosed: Collection[str] = (),
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
         tokens, occs = self.terms_of(text, entities, policy)
@@ -323,9 +335,9 @@ class Engine:
             self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
         if policy.max_group >= 2:
             # Groups are judged in every round; in a redacting round their members are redacted.
-            self.detector.groups(
-                text, by_key, risky, safe, tokens, context, entities, policy, forbidden, redact=redact_all
-            )
+            remembered = self.detector.remembered(disclosed, by_key, entities, policy)
+            self.detector.groups(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
+                                 redact=redact_all, remembered=remembered)  # fmt: skip
             for r in risky.values():  # a group may have flagged what another term became
                 while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
                     self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
@@ -374,6 +386,7 @@ class Engine:
                     replacement=None if cur is None else cur.term,
                     reason=r.reason,
                     group=r.group,
+                    earlier=tuple(sorted(r.earlier)),
                     sense=r.sense,
                     chain=tuple(r.steps),
                     spans=tuple((o.start, o.end) for o in occs),

@@ -28,6 +28,7 @@ class Risky:
     sense: str | None = None
     redacted: bool = False
     name: bool | None = None  # written as a name (capitalized mid-sentence); None: not looked at
+    earlier: frozenset[str] = frozenset()  # a stream's remembered keys in the group that made it risky
 
     @property
     def current(self) -> Generalization | None:
