@@ -41,10 +41,14 @@ def test_memory_alone_never_forms_a_group(engine: Engine) -> None:
 
 def test_a_group_within_the_text_is_not_blamed_on_the_memory(engine: Engine) -> None:
     text = "Her viral load is now undetectable."
-    alone = engine.sanitize(text, HIV)
-    with_memory = engine.sanitize(text, HIV, disclosed=("therapy", "patient"))
-    assert with_memory.text == alone.text
-    assert all(not d.earlier for d in with_memory.decisions)
+    alone = {d.term: d for d in engine.sanitize(text, HIV).decisions}
+    with_memory = {d.term: d for d in engine.sanitize(text, HIV, disclosed=("therapy", "patient")).decisions}
+    assert alone and all(d.reason == "group" and not d.earlier for d in alone.values())
+    for term, d in alone.items():  # what the text's own groups decided is theirs, memory or not
+        assert with_memory[term].reason == d.reason and with_memory[term].earlier == ()
+    # What the memory added on top is a stream decision, naming the remembered term.
+    for d in with_memory.values():
+        assert (d.term in alone) or (d.reason == "stream" and set(d.earlier) <= {"therapy", "patient"})
 
 
 def test_memory_sources_name_the_first_message_that_disclosed_a_term() -> None:

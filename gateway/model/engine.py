@@ -210,7 +210,7 @@ class Engine:
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
-        if (unchanged := self._if_clean(text, policy, entities, avoid)) is not None:
+        if (unchanged := self._if_clean(text, policy, entities, avoid, disclosed)) is not None:
             return unchanged
         original_keys: list[str] = []
         current = text
@@ -258,7 +258,12 @@ class Engine:
         return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds, tuple(composed))
 
     def _if_clean(
-        self, text: str, policy: SanitizePolicy, entities: tuple[Entity, ...], avoid: Collection[str]
+        self,
+        text: str,
+        policy: SanitizePolicy,
+        entities: tuple[Entity, ...],
+        avoid: Collection[str],
+        disclosed: Collection[str] = (),
     ) -> SanitizeResult | None:
         """The text as it is, when nothing in it is near the line (prefilter.py); None: run the algorithm."""
         if self._clean is None:
@@ -269,7 +274,7 @@ class Engine:
         # Groups are judged per sentence and per paragraph (Detector.groups): both units, paragraphs as -1 - index.
         paragraph = paragraph_of(text)
         units = [*((o.key, o.sentence) for o in occs), *((o.key, -1 - paragraph(o.start)) for o in occs)]
-        if not self._clean.is_clean(units, policy, entities, allow=allow, deny=stop):
+        if not self._clean.is_clean(units, policy, entities, allow=allow, deny=stop, joined=disclosed):
             return None
         # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.
         names = {k: e for e in entities for k in e.keys}

@@ -132,8 +132,11 @@ class CleanTextFilter:
         return found
 
     def is_clean(self, terms: Iterable[tuple[str, int]], policy: SanitizePolicy, entities: Sequence[Entity],
-                 *, allow: Collection[str], deny: Collection[str]) -> bool:  # fmt: skip
-        """Would the engine leave a text with these terms (key, sentence) as it is? False when in doubt."""
+                 *, allow: Collection[str], deny: Collection[str], joined: Collection[str] = ()) -> bool:  # fmt: skip
+        """Would the engine leave a text with these terms (key, sentence) as it is? False when in doubt.
+
+        ``joined``: terms that join every sentence's groups (a stream's memory), never a group of their own.
+        """
         t = self._table(entities, policy.alpha)
         ratios = t.ratios
         floor = (min(1.0, policy.group_floor) if policy.max_group >= 2 else 1.0) - _MARGIN
@@ -161,7 +164,12 @@ class CleanTextFilter:
                 candidates.setdefault(sentence, set()).add(i)
         if policy.max_group < 2:
             return True
-        return not any(self._may_group(sorted(c), t) for c in candidates.values() if len(c) >= 2)
+        if any(self._may_group(itertools.combinations(sorted(c), 2), t) for c in candidates.values() if len(c) >= 2):
+            return False
+        own: set[int] = set().union(*candidates.values())
+        extra = {i for k in joined if k not in allow and (i := self._id(k)) >= 0 and ratios[i] >= floor} - own
+        # A triple with a joined term is bounded by its pairs: the text's own, checked above, and these.
+        return not self._may_group(itertools.product(sorted(own), sorted(extra)), t)
 
     def _words_clean(self, key: str, ratios: Ratios, names: Collection[str]) -> bool:
         for word in key.split(" "):
@@ -174,12 +182,12 @@ class CleanTextFilter:
                 return False
         return True
 
-    def _may_group(self, ids: Sequence[int], t: _PolicyTable) -> bool:
-        """Could any pair (hence any triple) of these terms be a risky group? See the module's bound."""
+    def _may_group(self, pairs: Iterable[tuple[int, int]], t: _PolicyTable) -> bool:
+        """Could any of these pairs (hence any triple holding one) be a risky group? See the module's bound."""
         df = self._frequencies()
         gms = self._estimator.group_min_support
         m = self._estimator.prior_weight
-        for a, b in itertools.combinations(ids, 2):
+        for a, b in pairs:
             if min(df[a], df[b]) < gms:
                 continue  # fewer documents hold both than a group needs to be judged
             for counts, p_c, threshold in zip(t.cooccurrences, t.p_c, t.thresholds, strict=True):
