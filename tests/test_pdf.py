@@ -413,3 +413,21 @@ def test_sample_pdfs_with_text_are_read(name: str) -> None:
 
     doc = extract_pdf((SAMPLES / "pdf" / "pdfminer" / name).read_bytes(), part=name, limits=Limits())
     assert doc.pages >= 1 and len(doc.text.strip()) >= 16
+
+
+def test_xmp_with_undeclared_prefixes_is_read_not_dropped(engine: Engine) -> None:
+    pdf = FPDF(unit="pt")
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=11)
+    pdf.multi_cell(0, 14, "Minutes of the garden committee: the roses need water.")
+    pdf.set_xmp_metadata(
+        '<rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/">'
+        "<dc:subject>HIV results</dc:subject></rdf:Description>"
+    )
+    outcome = process(
+        bytes(pdf.output()), engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="x.pdf"
+    )
+    assert outcome.changed and not outcome.notes
+    with pikepdf.open(io.BytesIO(outcome.data)) as doc:
+        xmp = doc.Root.Metadata.read_bytes().decode()
+    assert "results" in xmp and not re.search(r"(?<![a-z])hiv(?![a-z])", xmp, re.IGNORECASE)

@@ -306,10 +306,13 @@ class PdfFile:
 
         stream = holder["/Metadata"]
         try:
-            parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False)
-            # The packet wrapper is rewritten anyway, and editors leave broken byte-order marks in it.
+            # The packet wrapper is rewritten anyway, and editors leave broken byte-order marks in it; a packet
+            # with undeclared prefixes is read as lxml repairs it (what it drops does not leave).
+            parser = etree.XMLParser(resolve_entities=False, no_network=True, huge_tree=False, recover=True)
             root = etree.fromstring(re.sub(rb"<\?xpacket[^>]*\?>", b"", stream.read_bytes()).strip(), parser)
         except (etree.XMLSyntaxError, pikepdf.PdfError, ValueError):
+            root = None
+        if root is None:  # not even a repaired tree: what cannot be read does not leave
             del holder["/Metadata"]
             self._note("removed", "XMP metadata that cannot be read")
             return
