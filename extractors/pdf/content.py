@@ -187,7 +187,15 @@ def scan(ops: list[ContentStreamInstruction | pikepdf.ContentStreamInlineImage],
                     width = font.width(cid, text) * ts.size + ts.tc + tw
                     base = mul(tm, ctm)
                     scale = math.hypot(base[0], base[1])
-                    trm = mul((ts.size * ts.th, 0.0, 0.0, ts.size, 0.0, ts.rise), base)
+                    hs = ts.size * ts.th
+                    trm = (
+                        hs * base[0],
+                        hs * base[1],
+                        ts.size * base[2],
+                        ts.size * base[3],
+                        ts.rise * base[2] + base[4],
+                        ts.rise * base[3] + base[5],
+                    )
                     dx, dy = (base[0] / scale, base[1] / scale) if scale else (1.0, 0.0)
                     tx = width * ts.th
                     shown.glyphs.append(len(out.glyphs))
@@ -209,7 +217,7 @@ def scan(ops: list[ContentStreamInstruction | pikepdf.ContentStreamInlineImage],
                             trm=trm,
                         )
                     )
-                    tm = mul((1.0, 0.0, 0.0, 1.0, tx, 0.0), tm)
+                    tm = (tm[0], tm[1], tm[2], tm[3], tx * tm[0] + tm[4], tx * tm[1] + tm[5])
         elif op in ("BDC", "DP") and len(args) == 2 and isinstance(args[1], pikepdf.Dictionary):
             for key in args[1].keys():  # noqa: SIM118 (a pikepdf Dictionary)
                 if isinstance(args[1].get(key), String):

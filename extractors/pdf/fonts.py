@@ -64,6 +64,7 @@ class Font:
     simple: bool
     # Filled while reading the document: characters drawn with this font, by the code that drew them.
     drawn: dict[str, bytes] = field(default_factory=dict)
+    decoded: dict[int, str] = field(default_factory=dict)  # a cache of ``unicode``
 
     def split(self, raw: bytes) -> Iterator[tuple[int, int, int, int]]:
         """(start, end, code, cid) of each character code in a string."""
@@ -85,10 +86,13 @@ class Font:
                 start, node = i + 1, self.cmap_trie
 
     def unicode(self, code: int, cid: int) -> str:
-        text = self.to_unicode.get(code)
+        text = self.decoded.get(code)
         if text is None:
-            text = self.encoding.get(code if self.simple else cid, "")
-        return text.replace("\x00", "").translate(LIGATURES)
+            text = self.to_unicode.get(code)
+            if text is None:
+                text = self.encoding.get(code if self.simple else cid, "")
+            text = self.decoded[code] = text.replace("\x00", "").translate(LIGATURES)
+        return text
 
     def width(self, cid: int, text: str) -> float:
         w = self.widths.get(cid)
