@@ -38,10 +38,15 @@ class SanitizePolicy:
     deny: frozenset[str] = frozenset()
     aliases: tuple[tuple[str, str], ...] = ()
     max_rounds: int = 3
+    # Identifier kinds (gateway.model.identifiers.kinds) removed before the entities are judged.
+    identifiers: frozenset[str] = frozenset()
+    address_level: Literal["none", "city", "state"] = "none"  # what of an address may stay
 
     def __post_init__(self) -> None:
-        if not self.entities:
-            raise ConfigError("a policy needs at least one sensitive entity")
+        if not self.entities and not self.identifiers:
+            raise ConfigError("a policy needs at least one sensitive entity or identifier kind")
+        if self.address_level not in ("none", "city", "state"):
+            raise ConfigError(f"address_level must be 'none', 'city' or 'state', got {self.address_level!r}")
         if not (self.alpha >= 1.0 and math.isfinite(self.alpha)):
             raise ConfigError(f"alpha must be a number >= 1, got {self.alpha!r}")
         if self.mode not in ("generalize", "redact"):
@@ -98,9 +103,11 @@ class Decision:
     sense: str | None = None
     chain: tuple[Step, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
+    kind: str | None = None  # an identifier's kind ("PERSON", "PHONE"); None for a sensitive-entity decision
 
     def as_report(self) -> dict[str, Any]:
         return {
+            "kind": self.kind,
             "term": self.surface,
             "key": self.term,
             "entity": self.entity,

@@ -1,0 +1,139 @@
+"""What each kind of identifier becomes: an operator per kind, as Presidio's anonymizer has.
+
+Where HIPAA Safe Harbor lets a generalization stay, it stays: a date keeps
+its year, a ZIP code its first three digits (000 where those three digits
+cover 20,000 people or fewer), an age over 89 becomes "90 or older", and an
+address keeps its state or city when the policy allows that level.
+Everything else becomes a typed placeholder; people, organisations and
+places are numbered, so the same person is "[PERSON 1]" in the Subject, the
+body and the attachment, and a second person "[PERSON 2]".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from gateway.model.identifiers import kinds as K
+from gateway.model.identifiers.finding import Finding
+from gateway.model.identifiers.names import TITLES
+
+AddressLevel = Literal["none", "city", "state"]
+
+# 45 CFR 164.514(b)(2)(i)(B): three-digit ZIP areas of 20,000 people or fewer (2000 census) become 000.
+RESTRICTED_ZIP3 = frozenset(
+    "036 059 063 102 203 556 692 790 821 823 830 831 878 879 884 890 893".split()
+)
+NUMBERED = frozenset({K.PERSON, K.ORG, K.LOC})
+LABELS = {K.LOC: "PLACE", K.ORG: "ORGANIZATION", K.NATIONAL_ID: "NATIONAL ID", K.HEALTH_PLAN: "HEALTH PLAN ID",
+          K.LICENSE: "LICENCE", K.MRN: "MRN", K.DEM: "DEMOGRAPHIC"}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Replacement:
+    finding: Finding
+    text: str  # what the text says instead; equal to finding.text when the law lets it stay
+    action: Literal["generalize", "redact"]
+    group: str  # findings with the same group are one identifier (one person, one number)
+
+    @property
+    def changes(self) -> bool:
+        return self.text != self.finding.text
+
+
+def anonymize(findings: Sequence[Finding], *, address_level: AddressLevel = "none") -> list[Replacement]:
+    numbering = _Numbering()
+    # Longest first, so "Mr Ruslan Kurkaev" names the person before "Kurkaev" alone refers back to him.
+    order = sorted(range(len(findings)), key=lambda i: (findings[i].kind not in NUMBERED, -findings[i].length))
+    out: dict[int, Replacement] = {}
+    for i in order:
+        out[i] = _operate(findings[i], numbering, address_level)
+    # Number people (organisations, places) in the order the reader meets them.
+    first_seen: dict[str, int] = {}
+    for i in range(len(findings)):
+        if findings[i].kind in NUMBERED:
+            first_seen.setdefault(out[i].group, findings[i].start)
+    renumber: dict[str, str] = {}
+    for kind in NUMBERED:
+        groups = sorted((start, g) for g, start in first_seen.items() if g.startswith(f"{kind}:"))
+        renumber.update({g: f"{kind}:{n}" for n, (_s, g) in enumerate(groups, 1)})
+    result = []
+    for i in range(len(findings)):
+        r = out[i]
+        if r.group in renumber:
+            n = renumber[r.group].split(":", 1)[1]
+            label = LABELS.get(r.finding.kind, r.finding.kind)
+            r = Replacement(r.finding, f"[{label} {n}]", r.action, renumber[r.group])
+        result.append(r)
+    return result
+
+
+def _operate(f: Finding, numbering: _Numbering, address_level: AddressLevel) -> Replacement:
+    kind = f.kind
+    if kind == K.DATE:
+        year = f.part("year")
+        if year is not None:
+            if f.text.strip() == year:
+                return Replacement(f, f.text, "generalize", f"DATE:{year}")  # a year alone may stay
+            return Replacement(f, year, "generalize", f"DATE:{_norm(f.text)}")
+        label = "[TIME]" if f.part("time") else "[DATE]"
+        return Replacement(f, label, "redact", f"DATE:{_norm(f.text)}")
+    if kind == K.AGE:
+        age = int(f.part("age") or 0)
+        if age <= 89:
+            return Replacement(f, f.text, "generalize", f"AGE:{age}")
+        digits = re.search(r"\d+", f.text)
+        assert digits is not None
+        rest = f.text[digits.end() :]
+        if re.match(r"-years?-old", rest):
+            new = f.text[: digits.start()] + "90-or-older"
+        elif re.match(r"\s*(?:years?|yrs?|y/?o|yo|y\.o\.)", rest, re.IGNORECASE):
+            new = f.text[: digits.start()] + "90 or older"
+        else:
+            new = f.text[: digits.start()] + "90 or older" + rest
+        return Replacement(f, new, "generalize", f"AGE:{age}")
+    if kind == K.ZIP:
+        zip5 = f.part("zip") or re.sub(r"\D", "", f.text)[:5]
+        zip3 = "000" if zip5[:3] in RESTRICTED_ZIP3 else zip5[:3]
+        return Replacement(f, f"{zip3}**", "generalize", f"ZIP:{zip5}")
+    if kind == K.ADDRESS:
+        keep = []
+        if address_level == "city" and f.part("city"):
+            keep.append(f.part("city") or "")
+        if address_level in ("city", "state") and f.part("state"):
+            keep.append(f.part("state") or "")
+        text = ", ".join(["[ADDRESS]", *keep])
+        return Replacement(f, text, "generalize" if keep else "redact", f"ADDRESS:{_norm(f.text)}")
+    label = LABELS.get(kind, kind)
+    if kind in NUMBERED:
+        n = numbering.number(kind, f.text)
+        return Replacement(f, f"[{label} {n}]", "redact", f"{kind}:{n}")
+    return Replacement(f, f"[{label}]", "redact", f"{kind}:{_norm(f.text)}")
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\W_]+", "", text).lower()
+
+
+def name_words(text: str) -> tuple[str, ...]:
+    words = re.findall(r"[^\W\d_][\w'’-]*", text)
+    return tuple(w.lower().removesuffix("'s").removesuffix("’s") for w in words if w.lower().rstrip(".") not in TITLES)
+
+
+class _Numbering:
+    """One number per person (organisation, place): a later mention made of an earlier one's words is that one."""
+
+    def __init__(self) -> None:
+        self._known: dict[str, list[tuple[frozenset[str], int]]] = {}
+
+    def number(self, kind: str, text: str) -> int:
+        words = frozenset(w for w in name_words(text) if len(w) > 1) or frozenset({_norm(text)})
+        known = self._known.setdefault(kind, [])
+        for seen, n in known:
+            if words <= seen:
+                return n
+        n = len(known) + 1
+        known.append((words, n))
+        return n

@@ -1,0 +1,275 @@
+"""Names of people, organisations and places: capitalised phrases, judged by a lexicon.
+
+Measured against a packaged spaCy model on the TAB development documents
+(see docs/identifiers.md), capitalised phrases read with WordNet find as
+much at a hundredth of the CPU: English marks names with capitals, and what
+a capital does not tell (is "Court" a name? is "Smith"?) a dictionary does.
+
+A phrase is a run of capitalised words, joined through "of", "of the",
+"and", "for", "de", "van"... when a capitalised word follows. Then:
+  * after a title ("Mr", "Dr.", "Judge") it is a person, title included;
+  * with an organisation's head word ("Hospital", "Ministry", "Ltd") an organisation;
+  * made only of ordinary words ("Court", "Human Rights") it is no name;
+  * made of places the lexicon knows, a place; of nationalities, a demonym;
+  * otherwise a person when short and free of ordinary words, else an organisation.
+A person found once is found again wherever a part of the name recurs
+("Mr Ruslan Kurkaev" ... "Kurkaev"), so one placeholder covers every mention.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from gateway.model.identifiers import kinds as K
+from gateway.model.identifiers.finding import Finding
+
+WordClass = Literal["common", "place", "person", "demonym", "proper", "mixed", "unknown"]
+
+
+class Lexicon(Protocol):
+    def word_class(self, word: str) -> WordClass:
+        """What a capitalised word is in the language: an ordinary word, a place, a person's name..."""
+        ...
+
+
+TITLES = frozenset(
+    "mr mrs ms miss mx dr prof professor judge justice sir dame lord lady rev reverend fr father sister brother "
+    "hon senator sen rep gov governor mayor nurse capt captain col colonel gen general lt lieutenant sgt sergeant "
+    "officer inspector detective det constable pc dc president chancellor minister".split()
+)
+# Titles that are also ordinary capitalised words at the start of a sentence need a name after them.
+_STRONG_TITLES = frozenset("mr mrs ms miss mx dr prof sir dame".split())
+ORG_HEADS = frozenset(
+    "ltd limited inc incorporated llc llp plc gmbh ag sa corp corporation co company companies bank hospital "
+    "hospitals clinic clinics infirmary university college school academy institute institution department "
+    "ministry office agency court courts tribunal council committee commission board police service services "
+    "centre center association union party group foundation trust authority branch headquarters prison "
+    "registry government parliament assembly army navy force forces directorate prosecutor prosecutors "
+    "prosecution inspectorate bureau federation society church mosque synagogue laboratory laboratories lab "
+    "labs pharmacy practice surgery network unit division chamber chambers firm partners associates "
+    "newspaper times post gazette press broadcasting radio television tv station airlines railway railways "
+    "municipality administration secretariat embassy consulate mission fund programme program project "
+    "cooperative club league team orchestra museum library hotel restaurant store stores shop market".split()
+)
+_ABBREVIATIONS = TITLES | frozenset("st mt ft inc ltd co corp bros jr sr no nos".split())
+_CONNECTORS = frozenset("of of-the for and & de del della der den di du la le van von y al el bin ibn da dos das".split())
+_PLACE_HEADS = frozenset(
+    "street road avenue square park river lake mountain mountains island islands county district province region "
+    "city town village valley bay coast sea ocean hill hills heights".split()
+)
+_CLOSINGS = re.compile(
+    r"(?:regards|best|thanks|thank you|cheers|sincerely|yours|cordially|respectfully|warmly|best wishes|"
+    r"kind regards|many thanks|all the best)[ \t]*[,.!]?[ \t]*\n+[ \t]*$",
+    re.IGNORECASE,
+)
+_GREETINGS = re.compile(r"(?:^|\n)[ \t]*(?:dear|hi|hello|hey|good morning|good afternoon)[ \t]+$", re.IGNORECASE)
+
+_COUPLE = re.compile(r" (?:and|&) (?:Mrs|Ms|Mr|Miss|Dr)\b")
+_TOKEN = re.compile(r"[^\W\d_](?:[\w’'-]*\w)?\.?|&")
+
+
+@dataclass(slots=True)
+class _Tok:
+    text: str
+    start: int
+    end: int
+
+    @property
+    def word(self) -> str:
+        return self.text.rstrip(".").removesuffix("’s").removesuffix("'s")
+
+    @property
+    def capitalised(self) -> bool:
+        return self.text[:1].isupper()
+
+    @property
+    def initial(self) -> bool:
+        return len(self.text) == 2 and self.text[1] == "." and self.text[0].isupper()
+
+    @property
+    def acronym(self) -> bool:
+        w = self.word
+        return 2 <= len(w) <= 8 and w.isupper() and w.isalpha()
+
+
+def _sentence_initial(text: str, start: int) -> bool:
+    j = start - 1
+    while j >= 0 and text[j] in " \t\"“‘'([*-":
+        j -= 1
+    return j < 0 or text[j] in ".!?:;\n\u2029" or (text[j] == ")" and j > 0 and text[j - 1].isdigit())
+
+
+_LINE = re.compile(r"[^\n]+")
+
+
+def _shouting_lines(text: str) -> list[tuple[int, int]]:
+    """Lines in capitals ("THE FACTS"): headings, whose words are no names."""
+    out = []
+    for m in _LINE.finditer(text):
+        line = m.group()
+        if len(line) > 200 or not line.isupper():  # isupper: some cased letter, none lower case
+            continue
+        if sum(ch.isalpha() for ch in line) >= 8:
+            out.append(m.span())
+    return out
+
+
+class NameRecognizer:
+    def __init__(self, lexicon: Lexicon) -> None:
+        self._lexicon = lexicon
+
+    def __call__(self, text: str) -> Iterator[Finding]:
+        toks = [_Tok(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        shouting = _shouting_lines(text)
+        found: list[Finding] = []
+        i = 0
+        n = len(toks)
+        while i < n:
+            t = toks[i]
+            if not t.capitalised or t.text == "&":
+                i += 1
+                continue
+            j = self._run_end(text, toks, i)
+            if not any(a <= t.start < b for a, b in shouting):
+                found.extend(self._judge(text, toks[i:j]))
+            i = j
+        yield from found
+        yield from self._mentions(text, toks, found)
+
+    def _run_end(self, text: str, toks: Sequence[_Tok], i: int) -> int:
+        """One past the last token of the capitalised run starting at i."""
+        j = i + 1
+        n = len(toks)
+        while j < n:
+            prev = toks[j - 1]
+            if prev.text.endswith(".") and not prev.initial and prev.word.lower() not in _ABBREVIATIONS:
+                break  # "in Istanbul. The Government": a full stop, not an abbreviation
+            gap = text[prev.end : toks[j].start]
+            t = toks[j]
+            if t.capitalised and gap in (" ", "-", "") and t.text != "&" and not toks[j - 1].text.endswith("’s"):
+                j += 1
+                continue
+            if gap == " " and t.word.lower() in _CONNECTORS:
+                # "of the", "and" between capitalised words; a connector must lead to one.
+                k = j + 1
+                if k < n and toks[k].word.lower() == "the" and text[t.end : toks[k].start] == " ":
+                    k += 1
+                if (k < n and toks[k].capitalised and text[toks[k - 1].end : toks[k].start] == " "
+                        and toks[k].word.lower() not in TITLES):  # fmt: skip
+                    j = k + 1
+                    continue
+            break
+        return j
+
+    def _judge(self, text: str, run: Sequence[_Tok]) -> list[Finding]:
+        lex = self._lexicon
+        run = list(run)
+        # Strip a sentence-initial ordinary word ("The", "However", "Fearing").
+        title: _Tok | None = None
+        while run:
+            first = run[0]
+            low = first.word.lower()
+            if low in TITLES:
+                if len(run) == 1:
+                    # "Mr and Mrs T.": the first title belongs to the name after the second.
+                    if low in _STRONG_TITLES and _COUPLE.match(text, first.end):
+                        return [self._finding(text, first.start, first.end, K.PERSON, "title and name")]
+                    return []
+                if low in _STRONG_TITLES or not _sentence_initial(text, first.start) or run[1].capitalised:
+                    title = first
+                    run = run[1:]
+                break
+            if _sentence_initial(text, first.start) and not first.acronym:
+                cls = lex.word_class(first.word)
+                if cls == "common" or low in _CONNECTORS:
+                    run = run[1:]
+                    continue
+            break
+        if title is not None:
+            # The name is the capitalised words after the title; a connector starts another phrase
+            # ("Mr Corell for the Government").
+            k = 0
+            while k < len(run) and run[k].capitalised and run[k].word.lower() not in _CONNECTORS:
+                k += 1
+            if k == 0:
+                return []
+            end = run[k - 1].end
+            if run[k - 1].text.endswith(".") and not run[k - 1].initial:
+                end -= 1
+            person = Finding(start=title.start, end=end, kind=K.PERSON, text=text[title.start : end], score=0.9,
+                             source="title and name")  # fmt: skip
+            rest = run[k:]
+            while rest and (rest[0].word.lower() in _CONNECTORS or rest[0].word.lower() == "the"):
+                rest = rest[1:]
+            return [person, *(self._judge(text, rest) if rest else [])]
+        while run and (run[-1].word.lower() in _CONNECTORS or run[-1].word.lower() == "the"):
+            run.pop()
+        if not run:
+            return []
+        start, end = run[0].start, run[-1].end
+        if run[-1].text.endswith(".") and not run[-1].initial and run[-1].word.lower() not in ORG_HEADS:
+            end -= 1  # a full stop ends the sentence, not the name
+        if text[end - 2 : end] in ("’s", "'s"):
+            end -= 2
+        words = [t.word for t in run if t.word.lower() not in _CONNECTORS and t.word.lower() != "the"]
+        classes = [lex.word_class(w) for w in words]
+        lows = [w.lower() for w in words]
+        if len(words) > 1 and (whole := lex.word_class(" ".join(words))) in ("place", "person"):
+            kind = K.LOC if whole == "place" else K.PERSON  # "United Kingdom", "New York", "Alice Walker"
+            return [self._finding(text, start, end, kind, "name in the lexicon")]
+        greeted = _GREETINGS.search(text, max(0, start - 40), start) is not None
+        signed = _CLOSINGS.search(text, max(0, start - 60), start) is not None
+        if (greeted or signed) and len(words) <= 3 and not any(low in ORG_HEADS for low in lows):
+            return [self._finding(text, start, end, K.PERSON, "greeting or signature")]
+        if any(low in ORG_HEADS for low in lows):
+            # "the Court" names no particular body; "the Court of Appeal", "the Home Office" do.
+            if len(words) == 1 and classes[0] in ("common", "demonym"):
+                return []
+            return [self._finding(text, start, end, K.ORG, "organisation head word")]
+        if len(words) == 1 and run[0].acronym:
+            return [self._finding(text, start, end, K.MISC, "acronym", 0.5)]
+        if all(c in ("common", "demonym") for c in classes):
+            if len(words) == 1 and classes[0] == "demonym":
+                return [self._finding(text, start, end, K.DEM, "nationality")]
+            if len(words) > 1 and not _sentence_initial(text, start):
+                # "Widow's Bereavement Allowance": a proper name made of ordinary words.
+                return [self._finding(text, start, end, K.MISC, "capitalised phrase", 0.4)]
+            return []
+        if any(c == "person" for c in classes) and len(words) <= 4:
+            return [self._finding(text, start, end, K.PERSON, "personal name", 0.75)]
+        if all(c == "place" or low in _PLACE_HEADS or c == "common" for c, low in zip(classes, lows, strict=True)):
+            return [self._finding(text, start, end, K.LOC, "place name")]
+        if all(c in ("unknown", "proper") for c in classes) and len(words) <= 4 and not any(t.acronym for t in run):
+            return [self._finding(text, start, end, K.PERSON, "capitalised name", 0.7)]
+        if any(c == "place" for c in classes) and len(words) <= 2:
+            return [self._finding(text, start, end, K.LOC, "place name", 0.6)]
+        if len(words) <= 3 and classes[-1] in ("unknown", "proper") and not run[-1].acronym:
+            return [self._finding(text, start, end, K.PERSON, "capitalised name", 0.6)]
+        return [self._finding(text, start, end, K.ORG if len(words) > 1 else K.MISC, "capitalised phrase", 0.5)]
+
+    def _ordinary(self, run: Sequence[_Tok]) -> bool:
+        return all(self._lexicon.word_class(t.word) == "common" for t in run)
+
+    @staticmethod
+    def _finding(text: str, start: int, end: int, kind: str, source: str, score: float = 0.8) -> Finding:
+        return Finding(start=start, end=end, kind=kind, text=text[start:end], score=score, source=source)
+
+    def _mentions(self, text: str, toks: Sequence[_Tok], found: Sequence[Finding]) -> Iterator[Finding]:
+        """Every other mention of a person's name or surname, wherever it stands."""
+        names: set[str] = set()
+        for f in found:
+            if f.kind != K.PERSON:
+                continue
+            parts = [w for w in re.findall(r"[^\W\d_][\w’'-]*", f.text) if w.lower() not in TITLES]
+            for w in parts:
+                if len(w) > 2 and w[0].isupper() and self._lexicon.word_class(w) != "common":
+                    names.add(w)
+        if not names:
+            return
+        for t in toks:
+            if t.word in names:
+                yield Finding(start=t.start, end=t.start + len(t.word), kind=K.PERSON, text=t.word, score=0.6,
+                              source="another mention")  # fmt: skip

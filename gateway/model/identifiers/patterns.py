@@ -1,0 +1,353 @@
+"""Identifiers with a structure: found by a pattern, confirmed by a checksum or a field library.
+
+A regular expression proposes; ``phonenumbers`` and ``python-stdnum``
+dispose where they can (a Luhn digit, an IBAN's mod-97, the SSA's rules for
+SSNs). Numbers without a checksum (record, account, licence numbers) need a
+label before them ("MRN", "Acct #"), since a bare number is not an identifier.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Callable, Iterator
+
+import phonenumbers
+from stdnum import iban as std_iban
+from stdnum import imei as std_imei
+from stdnum import luhn
+from stdnum.es import dni as es_dni
+from stdnum.fr import nir as fr_nir
+from stdnum.gb import nhs as gb_nhs
+from stdnum.it import codicefiscale as it_cf
+from stdnum.nl import bsn as nl_bsn
+from stdnum.us import ssn as us_ssn
+
+from gateway.model.identifiers import kinds as K
+from gateway.model.identifiers.finding import Finding
+
+_MONTHS = (
+    "January|February|March|April|May|June|July|August|September|October|November|December|"
+    "Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sept|Sep|Oct|Nov|Dec"
+)
+_DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
+_YEAR = r"(?:1[6-9]\d\d|20\d\d)"
+_M = rf"(?:{_MONTHS})\.?"
+_DATE_PATTERNS = [
+    # 21 March 2005, 21st of March, 2005 / 21 March / March 2005
+    rf"\b{_DAY}(?:\s+of)?\s+{_M}(?:,?\s+(?P<y1>{_YEAR}))?\b",
+    # March 21, 2005 / March 21 / March 2005
+    rf"\b{_M}\s+(?:{_DAY}(?:,?\s+(?P<y2>{_YEAR}))?|(?P<y3>{_YEAR}))\b",
+    # 04/12/1961, 4-12-61, 12.04.1961
+    rf"\b(?:0?[1-9]|[12]\d|3[01])(?P<sep>[/.-])(?:0?[1-9]|[12]\d|3[01])(?P=sep)(?P<y4>{_YEAR}|\d\d)\b",
+    # 1961-04-12
+    rf"\b(?P<y5>{_YEAR})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b",
+    # a time of day: 10 p.m., 14:30, 9.15 am
+    r"\b(?P<t>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?\b)",
+    # a season or a quarter of a year: "summer 2004", "Q3 2019"
+    rf"\b(?:(?:[Ss]pring|[Ss]ummer|[Aa]utumn|[Ff]all|[Ww]inter|Q[1-4])\s+(?:of\s+)?(?P<y6>{_YEAR}))\b",
+]
+# Months are written with a capital; matching case-sensitively keeps this one pass fast.
+_DATE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
+# A bare year is a date element the law lets stay; it is still found (TAB counts it), and kept.
+_BARE_YEAR = re.compile(rf"(?<![\d/.,-])\b(?:in|since|of|from|until|to|by|before|after|and|year|born)\s+(?P<y>{_YEAR})\b"
+                        rf"(?![\d/-])")  # fmt: skip
+_NUMBER_WORDS = (
+    "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
+    "seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a few|several|a"
+)
+_AMOUNT = rf"(?:\d[\d,.]*|(?:{_NUMBER_WORDS})(?:[- ](?:{_NUMBER_WORDS}))*)"
+_DURATION = re.compile(
+    rf"\b{_AMOUNT}[- ](?:and a half[- ])?(?:years?|months?|weeks?|days?|hours?|minutes?)(?:['’]s?)?"
+    rf"(?:\s+(?:and|or)\s+{_AMOUNT}[- ](?:years?|months?|weeks?|days?|hours?))?\b",
+    re.IGNORECASE,
+)
+_AGE = re.compile(
+    r"\b(?:(?:aged?|age of)\s*:?\s*(?P<a1>\d{1,3})\b|(?P<a2>\d{1,3})[- ](?:years?|yrs?|y/?o)[- ]old\b"
+    r"|(?P<a3>\d{1,3})\s*(?:yo|y/o|y\.o\.)(?=\W)|(?P<a4>\d{1,3})-year-old\b)",
+    re.IGNORECASE,
+)
+_CURRENCY = (
+    r"euros?|EUR|dollars?|USD|US\$|pounds?(?: sterling)?|GBP|kronor|kroner|krona|SEK|NOK|DKK|francs?|CHF|"
+    r"lira|liras|TRY|roubles?|rubles?|RUB|zlotys?|PLN|forints?|HUF|lei|leva|hryvnias?|UAH|kunas?|"
+    r"drachmas?|escudos?|pesetas?|marks?|DEM|ATS|schillings?|yen|rupees?|"
+    r"square metres?|square meters?|metres?|meters?|kilometres?|kilometers?|km|hectares?|acres?|tonnes?"
+)
+_QUANTITY = re.compile(
+    rf"(?:[€$£¥]\s?\d[\d,.]*(?:\s?(?:million|billion|thousand))?"
+    rf"|\b(?:{_CURRENCY})\s?\d[\d,.]*(?:\s?(?:million|billion|thousand))?"
+    rf"|\b\d[\d,.]*(?:(?:,\s*|\s+and\s+|\s+to\s+)\d[\d,.]*)*(?:\s?(?:million|billion|thousand))?\s?(?:{_CURRENCY})\b"
+    rf"|\b\d[\d,.]*\s?(?:%|per\s?cent|percent)"
+    rf"|\b(?:{_NUMBER_WORDS})(?:[- ](?:{_NUMBER_WORDS}))*\s(?:million\s|thousand\s|hundred\s)?(?:{_CURRENCY})\b)",
+    re.IGNORECASE,
+)
+_EMAIL = re.compile(r"\b[\w.%+'-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
+_URL = re.compile(
+    r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]", re.IGNORECASE
+)
+_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*(?![\w:])")
+_SSN = re.compile(r"(?<![\d-])(\d{3})[- ](\d{2})[- ](\d{4})(?![\d-])|(?<=SSN)[\s:#]*(\d{9})\b", re.IGNORECASE)
+_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
+_PHONE_CANDIDATE = re.compile(r"(?<![\w+/.-])(?:\+|00)?\(?\d[\d\s().-]{5,18}\d(?:\s*(?:x|ext\.?)\s*\d{1,5})?(?![\w/-])")
+_PHONE_CONTEXT = re.compile(r"(?:phone|tel|telephone|mobile|cell|call|ph|fax|pager|contact|reach|number)\b[^\n]{0,20}$",
+                            re.IGNORECASE)  # fmt: skip
+_FAX_CONTEXT = re.compile(r"fax\b[^\n]{0,12}$", re.IGNORECASE)
+_US_STATES = (
+    "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
+    "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
+)
+_ZIP = re.compile(rf"(?:\b(?P<st>{_US_STATES})\.?,?\s+|\b(?:zip|zip code|postal code|zipcode)\s*:?\s*)"
+                  rf"(?P<zip>\d{{5}})(?:-\d{{4}})?\b")  # fmt: skip
+_STREET_TYPES = (
+    r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|"
+    r"Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Alley|Row|Close|Crescent|Gardens|Strasse|Straße|Rue|Via|Calle"
+)
+_ADDRESS = re.compile(
+    rf"\b\d{{1,6}}[A-Za-z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z][\w'.-]*\s+){{1,4}}(?:{_STREET_TYPES})\b\.?"
+    rf"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Room|Rm|Floor|Fl|#)\.?\s*#?\s*[\w-]+)?"
+    rf"(?:,\s+(?P<city>[A-Z][a-z]+(?:[ -][A-Z][a-z]+){{0,2}}))?"
+    rf"(?:,?\s+(?P<state>{_US_STATES})\b)?"
+    rf"(?:\s+(?P<zip>\d{{5}})(?:-\d{{4}})?\b)?"
+)
+_PO_BOX = re.compile(r"\bP\.?\s?O\.?\s+Box\s+\d+\b", re.IGNORECASE)
+
+# Labelled numbers: the label says what the number is. The number is a run with at least one digit.
+_LABELLED = [
+    (K.MRN, r"MRN|medical record(?: number| no\.?| #)?|med(?:ical)? rec(?:ord)? (?:no\.?|#)|patient ID|hospital number|"
+            r"chart (?:number|no\.?|#)|case (?:number|no\.?)"),
+    (K.HEALTH_PLAN, r"member ID|member (?:number|no\.?|#)|health plan(?: ID| number| no\.?)?|insurance ID|"
+                    r"policy (?:number|no\.?|#)|subscriber ID|group (?:number|no\.?|#)|beneficiary (?:number|ID)|"
+                    r"Medicare(?: ID| number)?|Medicaid(?: ID| number)?"),
+    (K.ACCOUNT, r"account(?: number| no\.?| #)?|acct\.?(?: no\.?| #)?|a/c|billing (?:number|ID)|invoice (?:number|no\.?)"),
+    (K.LICENSE, r"licen[cs]e(?: number| no\.?| #)?|certificate(?: number| no\.?| #)?|DEA(?: number| no\.?| #)?|NPI|"
+                r"driver'?s licen[cs]e(?: number| no\.?)?|passport(?: number| no\.?)?|registration (?:number|no\.?)"),
+    (K.VEHICLE, r"VIN|vehicle identification number|licen[cs]e plate|plate(?: number| no\.?)?|registration plate"),
+    (K.DEVICE, r"serial(?: number| no\.?| #)?|S/N|SN|device ID|UDI|IMEI|MAC(?: address)?|implant ID"),
+    (K.NATIONAL_ID, r"NHS(?: number| no\.?)?|national ID|ID card(?: number| no\.?)?|personnummer|BSN|NINO|"
+                    r"national insurance(?: number| no\.?)?|SIN|tax ID|TIN|EIN"),
+    (K.CODE, r"application(?:s)? nos?\.?|case nos?\.?|file (?:number|no\.?|ref\.?)|reference(?: number| no\.?)?|"
+             r"ref\.?|ticket(?: number| no\.?| #)?|claim(?: number| no\.?| #)?|ID|no\.|#"),
+]
+_LABEL_VALUE = r"[ \t]*(?:[:#]|is|was|number)?[ \t]*(?:no\.?|#)?[ \t]*(?P<value>[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|\d[\w/.-]*)"
+_KIND_GROUP = {kind: f"k{i}" for i, (kind, _label) in enumerate(_LABELLED)}
+_LABELLED_RE = re.compile(
+    r"(?:(?<![\w])|(?<=\s)(?=#))(?:" + "|".join(f"(?P<{_KIND_GROUP[kind]}>{label})" for kind, label in _LABELLED)
+    + rf")(?<!\.)(?:\b|(?<=#)){_LABEL_VALUE}",
+    re.IGNORECASE,
+)
+_GROUP_KIND = {g: k for k, g in _KIND_GROUP.items()}
+# Case numbers of courts and registries: 10424/05, 12345/2003.
+_CASE_NUMBER = re.compile(r"(?<![\w/])\d{2,6}/(?:\d{2}|\d{4})(?![\w/])")
+_VIN = re.compile(r"\b[A-HJ-NPR-Z0-9]{17}\b")
+_MAC = re.compile(r"\b(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}\b")
+# A code a person would only write to identify one thing: letters and digits mixed, 6+ characters.
+_MIXED_CODE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{2,}(?:-[A-Z0-9]+)+\b")
+
+Recognizer = Callable[[str], Iterator[Finding]]
+
+
+def _f(m: re.Match[str], kind: str, source: str, score: float = 0.85, group: int | str = 0,
+       parts: tuple[tuple[str, str], ...] = ()) -> Finding:  # fmt: skip
+    return Finding(start=m.start(group), end=m.end(group), kind=kind, text=m.group(group), score=score,
+                   source=source, parts=parts)  # fmt: skip
+
+
+def dates(text: str) -> Iterator[Finding]:
+    for m in _DATE.finditer(text):
+        year = next((m.group(g) for g in ("y1", "y2", "y3", "y4", "y5", "y6") if m.group(g)), None)
+        if year is not None and len(year) == 2:
+            year = None  # "4/12/61": the century is a guess; a placeholder, not a wrong year
+        if m.group("t"):
+            yield _f(m, K.DATE, "time pattern", 0.8, parts=(("time", m.group("t")),))
+            continue
+        yield _f(m, K.DATE, "date pattern", parts=(("year", year),) if year else ())
+    for m in _BARE_YEAR.finditer(text):
+        y = m.group("y")
+        yield Finding(start=m.start("y"), end=m.end("y"), kind=K.DATE, text=y, score=0.5, source="year",
+                      parts=(("year", y),))  # fmt: skip
+
+
+def durations(text: str) -> Iterator[Finding]:
+    for m in _DURATION.finditer(text):
+        yield _f(m, K.DURATION, "duration pattern", 0.6)
+
+
+def ages(text: str) -> Iterator[Finding]:
+    for m in _AGE.finditer(text):
+        value = next(m.group(g) for g in ("a1", "a2", "a3", "a4") if m.group(g))
+        if 0 < int(value) < 130:
+            yield _f(m, K.AGE, "age pattern", parts=(("age", value),))
+
+
+def quantities(text: str) -> Iterator[Finding]:
+    for m in _QUANTITY.finditer(text):
+        yield _f(m, K.QUANTITY, "quantity pattern", 0.6)
+
+
+def emails(text: str) -> Iterator[Finding]:
+    if "@" not in text:
+        return
+    for m in _EMAIL.finditer(text):
+        yield _f(m, K.EMAIL, "e-mail pattern", 1.0)
+
+
+def urls(text: str) -> Iterator[Finding]:
+    if "://" not in text and "www." not in text and "WWW." not in text:
+        return
+    for m in _URL.finditer(text):
+        yield _f(m, K.URL, "URL pattern", 1.0)
+
+
+def ips(text: str) -> Iterator[Finding]:
+    for m in _IPV4.finditer(text):
+        try:
+            ipaddress.IPv4Address(m.group())
+        except ValueError:
+            continue
+        yield _f(m, K.IP, "ipaddress", 0.9)
+    if "::" in text or text.count(":") >= 4:
+        for m in _IPV6.finditer(text):
+            try:
+                ipaddress.IPv6Address(m.group())
+            except ValueError:
+                continue
+            yield _f(m, K.IP, "ipaddress", 0.9)
+    for m in _MAC.finditer(text):
+        yield _f(m, K.DEVICE, "MAC address", 0.9)
+
+
+def ssns(text: str) -> Iterator[Finding]:
+    for m in _SSN.finditer(text):
+        digits = "".join(ch for ch in m.group() if ch.isdigit())[-9:]
+        if us_ssn.is_valid(digits):
+            yield Finding(start=m.end() - len(m.group().lstrip(" :#")) if m.group(4) else m.start(), end=m.end(),
+                          kind=K.SSN, text=m.group().lstrip(" :#"), score=0.95, source="stdnum.us.ssn")  # fmt: skip
+
+
+def cards(text: str) -> Iterator[Finding]:
+    for m in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", m.group())
+        if 13 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits):
+            yield _f(m, K.CARD, "stdnum.luhn", 0.95)
+
+
+def ibans(text: str) -> Iterator[Finding]:
+    for m in _IBAN.finditer(text):
+        if std_iban.is_valid(m.group()):
+            yield _f(m, K.IBAN, "stdnum.iban", 1.0)
+
+
+_NATIONAL: list[tuple[re.Pattern[str], Callable[[str], bool], str]] = [
+    (re.compile(r"\b[A-Z]{6}\d\d[A-Z]\d\d[A-Z]\d{3}[A-Z]\b"), it_cf.is_valid, "stdnum.it.codicefiscale"),
+    (re.compile(r"\b\d{8}-?[A-Z]\b"), es_dni.is_valid, "stdnum.es.dni"),
+    (re.compile(r"\b[12]\s?\d\d\s?\d\d\s?(?:\d\d|2[AB])\s?\d{3}\s?\d{3}\s?\d\d\b"), fr_nir.is_valid, "stdnum.fr.nir"),
+]
+_NEEDS_LABEL: list[tuple[Callable[[str], bool], str]] = [
+    (gb_nhs.is_valid, "stdnum.gb.nhs"),
+    (nl_bsn.is_valid, "stdnum.nl.bsn"),
+    (std_imei.is_valid, "stdnum.imei"),
+]
+
+
+def national_ids(text: str) -> Iterator[Finding]:
+    for pattern, valid, source in _NATIONAL:
+        for m in pattern.finditer(text):
+            if valid(m.group()):
+                yield _f(m, K.NATIONAL_ID, source, 0.95)
+
+
+def labelled_numbers(text: str) -> Iterator[Finding]:
+    for m in _LABELLED_RE.finditer(text):
+        kind = next(_GROUP_KIND[g] for g in _GROUP_KIND if m.group(g) is not None)
+        value = m.group("value").rstrip(".-/")
+        if len(value) < 3 or not any(ch.isdigit() for ch in value) or (kind == K.CODE and len(value) < 4):
+            continue
+        found_kind = kind
+        source = "labelled number"
+        digits = re.sub(r"\D", "", value)
+        for valid, lib in _NEEDS_LABEL if kind in (K.CODE, K.NATIONAL_ID, K.DEVICE) else ():
+            if valid(digits):
+                found_kind = K.DEVICE if lib == "stdnum.imei" else K.NATIONAL_ID if kind == K.CODE else kind
+                source = lib
+                break
+        start = m.start("value")
+        yield Finding(start=start, end=start + len(value), kind=found_kind, text=value, score=0.8, source=source)
+    for m in _CASE_NUMBER.finditer(text):
+        yield _f(m, K.CODE, "case number", 0.7)
+    for m in _VIN.finditer(text):
+        if any(ch.isdigit() for ch in m.group()) and any(ch.isalpha() for ch in m.group()) and _vin_ok(m.group()):
+            yield _f(m, K.VEHICLE, "VIN check digit", 0.9)
+    for m in _MIXED_CODE.finditer(text):
+        if len(m.group()) >= 6:
+            yield _f(m, K.CODE, "code pattern", 0.5)
+
+
+_VIN_VALUES = dict(zip("ABCDEFGHJKLMNPRSTUVWXYZ", (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9),
+                       strict=True))  # fmt: skip
+_VIN_WEIGHTS = (8, 7, 6, 5, 4, 3, 2, 10, 0, 9, 8, 7, 6, 5, 4, 3, 2)
+
+
+def _vin_ok(vin: str) -> bool:
+    """The North American check digit (position 9)."""
+    total = sum((int(c) if c.isdigit() else _VIN_VALUES[c]) * w for c, w in zip(vin, _VIN_WEIGHTS, strict=True))
+    check = total % 11
+    return vin[8] == ("X" if check == 10 else str(check))
+
+
+def phones(text: str, region: str = "US") -> Iterator[Finding]:
+    for m in _PHONE_CANDIDATE.finditer(text):
+        raw = m.group().strip()
+        digits = re.sub(r"\D", "", raw)
+        if not 7 <= len(digits) <= 15 or _DATE.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw):
+            continue
+        try:
+            number = phonenumbers.parse(raw, region)
+        except phonenumbers.NumberParseException:
+            continue
+        before = text[max(0, m.start() - 30) : m.start()]
+        labelled = _PHONE_CONTEXT.search(before) is not None
+        grouped = bool(re.fullmatch(r"(?:\+|00)?[\d().]*\d[\s().-]+\d[\d\s().-]*", raw))
+        if phonenumbers.is_valid_number(number):
+            ok = grouped or labelled
+        else:
+            ok = phonenumbers.is_possible_number(number) and labelled
+        if ok:
+            kind = K.FAX if _FAX_CONTEXT.search(before) else K.PHONE
+            start = m.start() + (len(m.group()) - len(m.group().lstrip()))
+            yield Finding(start=start, end=start + len(raw), kind=kind, text=raw, score=0.9, source="phonenumbers")
+
+
+def zips(text: str) -> Iterator[Finding]:
+    for m in _ZIP.finditer(text):
+        yield Finding(start=m.start("zip"), end=m.end(), kind=K.ZIP, text=text[m.start("zip") : m.end()],
+                      score=0.85, source="ZIP after a state", parts=(("zip", m.group("zip")),))  # fmt: skip
+
+
+def addresses(text: str) -> Iterator[Finding]:
+    for m in _ADDRESS.finditer(text):
+        parts = tuple((k, v) for k in ("city", "state", "zip") if (v := m.group(k)))
+        yield _f(m, K.ADDRESS, "street address", 0.85, parts=parts)
+    for m in _PO_BOX.finditer(text):
+        yield _f(m, K.ADDRESS, "post office box", 0.9)
+
+
+STRUCTURED: tuple[tuple[frozenset[str], Recognizer], ...] = (
+    (frozenset({K.DATE}), dates),
+    (frozenset({K.DURATION}), durations),
+    (frozenset({K.AGE}), ages),
+    (frozenset({K.QUANTITY}), quantities),
+    (frozenset({K.EMAIL}), emails),
+    (frozenset({K.URL}), urls),
+    (frozenset({K.IP, K.DEVICE}), ips),
+    (frozenset({K.SSN}), ssns),
+    (frozenset({K.CARD}), cards),
+    (frozenset({K.IBAN}), ibans),
+    (frozenset({K.NATIONAL_ID}), national_ids),
+    (frozenset({K.MRN, K.HEALTH_PLAN, K.ACCOUNT, K.LICENSE, K.VEHICLE, K.DEVICE, K.NATIONAL_ID, K.CODE}),
+     labelled_numbers),
+    (frozenset({K.PHONE, K.FAX}), phones),
+    (frozenset({K.ZIP}), zips),
+    (frozenset({K.ADDRESS}), addresses),
+)

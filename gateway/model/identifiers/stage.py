@@ -1,0 +1,116 @@
+"""Identifiers first, then the (alpha, C) model on what remains, as one policy's result.
+
+The paper removes structured identifiers by patterns and classifiers before
+its model judges the remaining terms; HIPAA's Safe Harbor lists what must go.
+Both passes end in one ``SanitizeResult``: the identifier decisions (with
+their kind) and the engine's, every span on the text the policy was given,
+and one list of edits from that text to the result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from gateway.errors import ConfigError
+from gateway.model.identifiers.analyzer import Analyzer
+from gateway.model.identifiers.anonymizer import Replacement, anonymize
+from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
+from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
+
+
+class Sanitizer(Protocol):
+    def sanitize(self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = ()) -> SanitizeResult: ...
+
+    def entities_of(self, policy: SanitizePolicy) -> tuple[Entity, ...]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class IdentifierPass:
+    rewritten: Rewritten
+    decisions: tuple[Decision, ...]
+
+    @property
+    def text(self) -> str:
+        return self.rewritten.text
+
+
+def remove_identifiers(text: str, analyzer: Analyzer, policy: SanitizePolicy) -> IdentifierPass:
+    findings = analyzer.analyze(text, policy.identifiers)
+    replacements = [r for r in anonymize(findings, address_level=policy.address_level) if r.changes]
+    edits = [Edit(r.finding.start, r.finding.end, r.text, r.finding.start) for r in replacements]
+    return IdentifierPass(apply_edits(text, edits), tuple(_decisions(replacements)))
+
+
+def _decisions(replacements: Sequence[Replacement]) -> list[Decision]:
+    groups: dict[str, list[Replacement]] = {}
+    for r in replacements:
+        groups.setdefault(r.group, []).append(r)
+    out: list[Decision] = []
+    for members in groups.values():
+        first = min(members, key=lambda r: r.finding.start)
+        f = first.finding
+        sources = sorted({r.finding.source for r in members})
+        out.append(
+            Decision(
+                term=" ".join(f.text.lower().split()),
+                surface=f.text,
+                entity=None,
+                pmi=None,
+                threshold=None,
+                ic_term=0.0,
+                action=first.action,
+                replacement=first.text,
+                reason=f"identifier: {', '.join(sources)}",
+                spans=tuple(sorted((r.finding.start, r.finding.end) for r in members)),
+                kind=f.kind,
+            )
+        )
+    return sorted(out, key=lambda d: d.spans[0])
+
+
+def sanitize_text(
+    text: str,
+    policy: SanitizePolicy,
+    *,
+    engine: Sanitizer,
+    identifiers: Analyzer | None,
+    avoid: Collection[str] = (),
+) -> SanitizeResult:
+    """One policy over a text: its identifier kinds, then its sensitive entities."""
+    if not policy.identifiers:
+        return engine.sanitize(text, policy, avoid=avoid)
+    if identifiers is None:
+        raise ConfigError("this policy removes identifiers, but no identifier analyzer was given")
+    found = remove_identifiers(text, identifiers, policy)
+    base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
+    if not policy.entities or not found.text.strip():
+        return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))
+    result = engine.sanitize(found.text, policy, avoid={*avoid, *(d.term for d in found.decisions)})
+    mapped = tuple(
+        replace(d, spans=tuple(sorted({found.rewritten.to_original(*s) for s in d.spans}))) for d in result.decisions
+    )
+    edits = compose(base, found.text, [Edit(e.start, e.end, e.text, e.start) for e in result.edits])
+    return SanitizeResult(result.text, (*found.decisions, *mapped), result.utility, result.entities, policy,
+                          result.rounds, tuple(edits))  # fmt: skip
+
+
+def residual_identifiers(text: str, decisions: Sequence[Decision]) -> list[str]:
+    """Identifier values that a rebuilt text still shows (the check before sending trusts no extractor)."""
+    left = []
+    for d in decisions:
+        if d.kind is None or not d.surface.strip() or d.replacement is None or d.surface in d.replacement:
+            continue
+        if re.search(rf"(?<!\w){re.escape(d.surface)}(?!\w)", text):
+            left.append(f"{d.kind} {mask(d.surface)}")
+    return left
+
+
+def mask(value: str) -> str:
+    """An identifier as a log or the audit may show it: enough to recognise, not to reuse."""
+    if len(value) <= 4:
+        return "*" * len(value)
+    keep = 2 if len(value) < 10 else 4
+    return re.sub(r"[^\W_]", "*", value[:-keep]) + value[-keep:]
