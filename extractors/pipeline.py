@@ -24,6 +24,7 @@ from extractors.pdf import extract_pdf
 from extractors.plain import PlainDocument
 from gateway.errors import InputError, ResidualRiskError, SanigateError
 from gateway.model.engine import Engine
+from gateway.model.identifiers import Analyzer, residual_identifiers, sanitize_text
 from gateway.model.records import Decision, SanitizePolicy, SanitizeResult
 from gateway.model.rewrite import Edit, TextEdit, apply_text_edits, compose
 
@@ -117,6 +118,7 @@ def sanitize_extracted(
     engine: Engine,
     policies: Sequence[SanitizePolicy],
     disclosed: Sequence[Collection[str]] = (),
+    identifiers: Analyzer | None = None,
 ) -> tuple[list[tuple[str, ...]], list[SanitizeResult], list[tuple[PartSpan, ...]]]:
     """``disclosed``, by policy: what earlier messages of the stream let through (``Engine.sanitize``)."""
     segments: Sequence[Segment] = extracted.segments
@@ -129,7 +131,9 @@ def sanitize_extracted(
         if not current.strip():
             break
         flagged = frozenset(d.term for r in results for d in r.decisions)
-        result = engine.sanitize(current, policy, avoid=flagged, disclosed=disclosed[i] if i < len(disclosed) else ())
+        # A policy with identifier kinds removes them first, then judges its entities on what remains.
+        result = sanitize_text(current, policy, engine=engine, identifiers=identifiers, avoid=flagged,
+                               disclosed=disclosed[i] if i < len(disclosed) else ())  # fmt: skip
         stage_starts = _starts(split(current, len(segments)) or [])
         for d in result.decisions:
             spans.append(tuple(PartSpan(*locate(stage_starts, segments, s)) for s in d.spans))
@@ -165,12 +169,13 @@ def process(
     content_policy: ContentPolicy = DEFAULT_CONTENT_POLICY,
     verify: bool = True,
     disclosed: Sequence[Collection[str]] = (),
+    identifiers: Analyzer | None = None,
 ) -> Outcome:
     if not data.strip():
         raise InputError(f"{name}: the file is empty")
     kind = kind or detect_kind(data, name)
     try:
-        return _process(data, kind, engine, policies, name, limits, content_policy, verify, disclosed)
+        return _process(data, kind, engine, policies, name, limits, content_policy, verify, disclosed, identifiers)
     except SanigateError as exc:
         raise exc.naming(name) from exc.__cause__
 
@@ -185,9 +190,10 @@ def _process(
     content_policy: ContentPolicy,
     verify: bool,
     disclosed: Sequence[Collection[str]] = (),
+    identifiers: Analyzer | None = None,
 ) -> Outcome:
     extracted = extract(data, kind, name=name, limits=limits, policy=content_policy)
-    pieces, results, spans = sanitize_extracted(extracted, engine, policies, disclosed)
+    pieces, results, spans = sanitize_extracted(extracted, engine, policies, disclosed, identifiers)
     notes: list[Note] = list(extracted.notes)
     changed = any(r.decisions for r in results)
     if not changed and not notes:
@@ -213,7 +219,9 @@ def check_output(
     again = extract(data, kind, name=name, limits=limits, policy=SEE_ALL)
     text, _ = combine(again.segments)
     _tokens, occs = engine.terms_of(text, [e for r in results for e in r.entities])
-    left = sorted(flagged & {o.key for o in occs})
+    left = sorted(flagged & {o.key for o in occs}) + residual_identifiers(
+        text, [d for r in results for d in r.decisions]
+    )
     if left:
         raise ResidualRiskError(f"after rebuilding, flagged term(s) still present: {', '.join(left[:5])}", part=name)
 

@@ -13,6 +13,7 @@ from gateway.config import EngineFiles
 from gateway.errors import KnowledgeError
 from gateway.knowledge.local import LocalIndex, default_index_path
 from gateway.model.engine import Engine
+from gateway.model.identifiers import Analyzer
 from gateway.model.knowledge import DEFAULT_MIN_SUPPORT, DEFAULT_PRIOR_WEIGHT, Estimator, Knowledge
 from gateway.model.taxonomy import ChainedTaxonomy, Taxonomy
 from gateway.taxonomy.org import OrgTaxonomy
@@ -73,3 +74,11 @@ def build_engine(config: EngineConfig = EngineConfig(), *, knowledge: Knowledge 
         estimator=Estimator(prior_weight=config.prior_weight, min_support=config.min_support),
         extra_phrases=extra,
     )
+
+
+def build_identifiers(engine: Engine | None = None, *, wordnet_root: Path | None = None) -> Analyzer:
+    """The identifier analyzer, reading names with the engine's WordNet when it has one (loaded once)."""
+    from gateway.taxonomy.lexicon import WordNetLexicon
+
+    wordnet = engine.language if engine is not None and isinstance(engine.language, WordNet) else WordNet(wordnet_root)
+    return Analyzer(lexicon=WordNetLexicon(wordnet))

@@ -19,8 +19,10 @@ EXIT_USAGE = 2
 EXIT_ERROR = 1
 
 
-def _policy_args(p: argparse.ArgumentParser, *, alpha_default: float | None = 1.5) -> None:
-    p.add_argument("--entity", "-e", action="append", required=True, metavar="E",
+def _policy_args(
+    p: argparse.ArgumentParser, *, alpha_default: float | None = 1.5, entity_required: bool = True
+) -> None:
+    p.add_argument("--entity", "-e", action="append", required=entity_required, metavar="E",
                    help="a sensitive entity to protect (repeat for several)")  # fmt: skip
     p.add_argument("--alpha", "-a", type=float, default=alpha_default, help="strictness, >= 1 (default 1.5)")
     p.add_argument("--index", type=Path, help="knowledge index (default: the one shipped with sanigate)")
@@ -36,7 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("sanitize", help="sanitize a text, .eml, .docx or .pdf file")
     s.add_argument("file", type=Path)
-    _policy_args(s)
+    _policy_args(s, entity_required=False)
+    s.add_argument("--identifiers", "-i", nargs="?", const="all", metavar="KINDS",
+                   help="remove identifiers first: 'all' (the default with no value), 'safe-harbor', or kinds "
+                        "separated by commas (PERSON,DATE,PHONE,...)")  # fmt: skip
+    s.add_argument("--address-level", choices=("none", "city", "state"), default="none",
+                   help="what of a street address may stay (with --identifiers)")  # fmt: skip
     s.add_argument("--mode", choices=("generalize", "redact"), default="generalize")
     s.add_argument("--max-group", type=int, default=3, choices=(1, 2, 3),
                    help="largest group of co-occurring terms judged together (1: the paper's Algorithm 1)")  # fmt: skip
@@ -134,7 +141,7 @@ def read_text_file(path: Path) -> str:
 def _policy(args: argparse.Namespace, **extra: Any) -> Any:
     from gateway.model.records import SanitizePolicy
 
-    return SanitizePolicy(entities=tuple(args.entity), alpha=args.alpha, **extra)
+    return SanitizePolicy(entities=tuple(args.entity or ()), alpha=args.alpha, **extra)
 
 
 def _engine(args: argparse.Namespace) -> Any:
@@ -155,8 +162,20 @@ def cmd_sanitize(args: argparse.Namespace) -> int:
     kind = detect_kind(data, args.file.name)
     if kind in ("docx", "pdf") and args.out is None and sys.stdout.isatty():
         raise InputError(f"{args.file}: a {kind.upper()} result is binary; give --out FILE")
-    policy = _policy(args, mode=args.mode, max_group=args.max_group, unknown=args.unknown)
-    outcome = process(data, engine=_engine(args), policies=[policy], name=args.file.name, kind=kind)
+    from gateway.model.identifiers import resolve_kinds
+
+    if not args.entity and not args.identifiers:
+        raise InputError("say what to protect: --entity E (repeat for several), --identifiers, or both")
+    kinds = resolve_kinds(args.identifiers.split(",")) if args.identifiers else frozenset()
+    policy = _policy(args, mode=args.mode, max_group=args.max_group, unknown=args.unknown, identifiers=kinds,
+                     address_level=args.address_level)  # fmt: skip
+    engine = _engine(args)
+    analyzer = None
+    if kinds:
+        from gateway.assemble import build_identifiers
+
+        analyzer = build_identifiers(engine)
+    outcome = process(data, engine=engine, policies=[policy], name=args.file.name, kind=kind, identifiers=analyzer)
     if args.out:
         args.out.write_bytes(outcome.data)
     else:

@@ -315,10 +315,12 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
             raise r.fail(prefix, "must be a table")
         r.unknown_keys(p, prefix, ["entities", "alpha", "mode", "on_failure", "images", "unknown_attachments",
                                    "encrypted", "unreadable", "allow", "deny", "unknown_terms", "max_group",
-                                   "aliases", "description", "stream_memory_days"])  # fmt: skip
-        entities = r.get(p, prefix, "entities", list, None)
-        if not entities or not all(isinstance(x, str) and x.strip() for x in entities):
-            raise r.fail(f"{prefix}.entities", "must be a non-empty list of entity names")
+                                   "aliases", "description", "stream_memory_days", "identifiers",
+                                   "address_level"])  # fmt: skip
+        identifiers = _identifiers(r, prefix, p)
+        entities = r.get(p, prefix, "entities", list, None if not identifiers else [])
+        if (not entities and not identifiers) or not all(isinstance(x, str) and x.strip() for x in entities):
+            raise r.fail(f"{prefix}.entities", "must be a non-empty list of entity names (or give identifiers)")
         on_failure = r.get(p, prefix, "on_failure", str, "quarantine")
         if on_failure not in _ON_FAILURE:
             raise r.fail(f"{prefix}.on_failure", f"must be one of {', '.join(_ON_FAILURE)}, not {on_failure!r}")
@@ -348,6 +350,8 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                 allow=frozenset(r.get(p, prefix, "allow", list, [])),
                 deny=frozenset(r.get(p, prefix, "deny", list, [])),
                 aliases=tuple(alias_pairs),
+                identifiers=identifiers,
+                address_level=r.get(p, prefix, "address_level", str, "none"),
             )
         except ConfigError as exc:
             raise r.fail(prefix, exc.message) from exc
@@ -429,6 +433,18 @@ def _directory(r: _Reader) -> DirectoryConfig | None:
     if config.cache_seconds < 0 or config.timeout <= 0:
         raise r.fail(f"{p}.timeout", "cache_seconds must be >= 0 and timeout > 0")
     return config
+
+
+def _identifiers(r: _Reader, prefix: str, p: Mapping[str, Any]) -> frozenset[str]:
+    from gateway.model.identifiers.kinds import resolve_kinds
+
+    names = r.get(p, prefix, "identifiers", list, [])
+    if not all(isinstance(n, str) for n in names):
+        raise r.fail(f"{prefix}.identifiers", 'must be a list of kinds ("all", "safe-harbor", "PERSON", "PHONE", ...)')
+    try:
+        return resolve_kinds(names)
+    except ConfigError as exc:
+        raise r.fail(f"{prefix}.identifiers", exc.message) from exc
 
 
 def _web(r: _Reader, table: object, base: Path) -> WebCountConfig:

@@ -19,6 +19,9 @@ from gateway.config import EngineFiles, PolicyConfig
 from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError
 from gateway.model.engine import Engine
 from gateway.model.memory import Memory, disclosed_terms
+from gateway.model.identifiers import Analyzer
+from gateway.model.identifiers.stage import mask
+from gateway.model.records import Decision
 from gateway.store.base import DecisionRecord, HoldCause
 
 log = logging.getLogger("sanigate.worker")
@@ -28,6 +31,7 @@ _STRICTNESS: dict[Handling, int] = {"pass": 0, "strip": 1, "quarantine": 2}
 _FAILURE_ORDER = {"tempfail": 0, "quarantine": 1, "reject": 2}
 
 _engine: Engine | None = None
+_identifiers: Analyzer | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +52,12 @@ class JobResult:
 
 
 def init_worker(files: EngineFiles) -> None:
-    global _engine
-    from gateway.assemble import EngineConfig, build_engine, knowledge_from
+    global _engine, _identifiers
+    from gateway.assemble import EngineConfig, build_engine, build_identifiers, knowledge_from
 
     _watch_parent()
     _engine = build_engine(EngineConfig(index=files.index, taxonomy=files.taxonomy), knowledge=knowledge_from(files))
+    _identifiers = build_identifiers(_engine)
 
 
 def _watch_parent() -> None:
@@ -107,10 +112,12 @@ def sanitize_message(
     name: str,
     engine: Engine | None = None,
     memory: Mapping[str, Memory] | None = None,
+    identifiers: Analyzer | None = None,
 ) -> JobResult:
     """``memory``: for each policy that remembers, what its streams disclosed before (gateway/streams.py)."""
     engine = engine or _engine
     memory = memory or {}
+    identifiers = identifiers or _identifiers
     if engine is None:
         return JobResult("tempfail", None, "sanitizer not started", ())
     if not policies:
@@ -118,7 +125,7 @@ def sanitize_message(
     on_failure = max((p.on_failure for p in policies), key=lambda f: _FAILURE_ORDER[f])
     try:
         outcome = process(data, engine=engine, policies=[p.sanitize for p in policies], name=name, kind="mail",
-                          content_policy=strictest(policies),
+                          content_policy=strictest(policies), identifiers=identifiers,
                           disclosed=[memory[p.name].terms if p.name in memory else () for p in policies])  # fmt: skip
         final = outcome.results[-1].text if outcome.results else ""
         disclosed = {p.name: disclosed_terms(engine, final, p.sanitize) for p in policies if p.name in memory}
@@ -142,6 +149,16 @@ def sanitize_message(
     for policy, result in zip(policies, outcome.results, strict=False):
         for d in result.decisions:
             parts = next(spans)
+            if d.kind is not None:
+                # The audit keeps an identifier masked: the log must not become a register of them.
+                records.append(
+                    DecisionRecord(
+                        policy=policy.name, entity=None, term=mask(d.surface), pmi=None, threshold=None,
+                        action=d.action, replacement=d.replacement, reason=_identifier_reason(d),
+                        part=", ".join(sorted({p.part for p in parts})),
+                    )
+                )  # fmt: skip
+                continue
             records.append(
                 DecisionRecord(
                     policy=policy.name, entity=d.entity, term=d.surface, pmi=d.pmi, threshold=d.threshold,
@@ -173,3 +190,7 @@ def cause_of(exc: SanigateError) -> HoldCause:
 
 def _failure_verdict(on_failure: str) -> Verdict:
     return {"quarantine": "hold", "reject": "reject", "tempfail": "tempfail"}[on_failure]  # type: ignore[return-value]
+
+
+def _identifier_reason(d: Decision) -> str:
+    return f"identifier {d.kind} ({d.reason.removeprefix('identifier: ')})"

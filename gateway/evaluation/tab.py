@@ -58,7 +58,9 @@ def read_tab(path: Path) -> list[TabDocument]:
             )
             doc_id = str(row["id"])
         except (json.JSONDecodeError, KeyError, TypeError, ValueError, IndexError) as exc:
-            raise InputError(f"{path}:{n}: not a TAB line {{id, text, spans: [[start, end, type], ...]}} ({exc})")
+            raise InputError(
+                f"{path}:{n}: not a TAB line {{id, text, spans: [[start, end, type], ...]}} ({exc})"
+            ) from exc
         for m in mentions:
             if not 0 <= m.start < m.end <= len(text):
                 raise InputError(f"{path}:{n}: span [{m.start}, {m.end}] is outside the document")
@@ -172,8 +174,8 @@ def markdown(scores: TabScores, *, title: str) -> str:
     def pct(x: float | None) -> str:
         return "–" if x is None else f"{x:.3f}"
 
-    lines = [f"# {title}", "", f"{rep['documents']} documents, {rep['tokens']} word tokens.", "",
-             "| annotator | recall | precision | F | gold tokens | masked tokens |", "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [f"# {title}", "", f"{rep['documents']} documents, {rep['tokens']} word tokens.", ""]
+    lines += ["| annotator | recall | precision | F | gold tokens | masked tokens |", "|---|---|---|---|---|---|"]
     for ann, s in rep["annotators"].items():
         lines.append(f"| {ann} | {pct(s['recall'])} | {pct(s['precision'])} | {pct(s['f'])} | {s['gold_tokens']} "
                      f"| {s['masked_tokens']} |")  # fmt: skip

@@ -77,5 +77,5 @@ class WordNetLexicon:
                 kinds.add("demonym" if people and adjective else "proper")
         for k in ("place", "person", "demonym", "proper"):
             if k in kinds:
-                return k  # type: ignore[return-value]
+                return k
         return "common" if has_common else "unknown"

@@ -38,7 +38,7 @@ _RANGE_OPEN = re.compile(r"(?:between|from)\s+$", re.IGNORECASE)
 
 
 def _join_ranges(text: str, found: list[Finding]) -> list[Finding]:
-    """"between 1 and 5 March 2000", "from 2 to 9 May": one span of time, not two dates and a gap."""
+    """ "between 1 and 5 March 2000", "from 2 to 9 May": one span of time, not two dates and a gap."""
     out: list[Finding] = []
     for f in found:
         prev = out[-1] if out else None
@@ -46,8 +46,15 @@ def _join_ranges(text: str, found: list[Finding]) -> list[Finding]:
                 and _RANGE_JOIN.fullmatch(text, prev.end, f.start)):  # fmt: skip
             m = _RANGE_OPEN.search(text, max(0, prev.start - 10), prev.start)
             start = m.start() if m else prev.start
-            out[-1] = Finding(start=start, end=f.end, kind=f.kind, text=text[start : f.end], score=min(prev.score, f.score),
-                              source=prev.source, parts=f.parts or prev.parts)  # fmt: skip
+            out[-1] = Finding(
+                start=start,
+                end=f.end,
+                kind=f.kind,
+                text=text[start : f.end],
+                score=min(prev.score, f.score),
+                source=prev.source,
+                parts=f.parts or prev.parts,
+            )
             continue
         out.append(f)
     return out

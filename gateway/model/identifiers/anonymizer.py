@@ -23,9 +23,7 @@ from gateway.model.identifiers.names import TITLES
 AddressLevel = Literal["none", "city", "state"]
 
 # 45 CFR 164.514(b)(2)(i)(B): three-digit ZIP areas of 20,000 people or fewer (2000 census) become 000.
-RESTRICTED_ZIP3 = frozenset(
-    "036 059 063 102 203 556 692 790 821 823 830 831 878 879 884 890 893".split()
-)
+RESTRICTED_ZIP3 = frozenset("036 059 063 102 203 556 692 790 821 823 830 831 878 879 884 890 893".split())
 NUMBERED = frozenset({K.PERSON, K.ORG, K.LOC})
 LABELS = {K.LOC: "PLACE", K.ORG: "ORGANIZATION", K.NATIONAL_ID: "NATIONAL ID", K.HEALTH_PLAN: "HEALTH PLAN ID",
           K.LICENSE: "LICENCE", K.MRN: "MRN", K.DEM: "DEMOGRAPHIC"}  # fmt: skip

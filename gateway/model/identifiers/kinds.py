@@ -64,8 +64,9 @@ GROUPS: dict[str, frozenset[str]] = {
     "safe-harbor": SAFE_HARBOR,
     "names": frozenset({PERSON, ORG, LOC}),
     "dates": frozenset({DATE, AGE}),
-    "numbers": frozenset({PHONE, FAX, SSN, MRN, HEALTH_PLAN, ACCOUNT, LICENSE, VEHICLE, DEVICE, IBAN, CARD,
-                          NATIONAL_ID, CODE}),  # fmt: skip
+    "numbers": frozenset(
+        {PHONE, FAX, SSN, MRN, HEALTH_PLAN, ACCOUNT, LICENSE, VEHICLE, DEVICE, IBAN, CARD, NATIONAL_ID, CODE}
+    ),
     "addresses": frozenset({ADDRESS, ZIP, LOC, EMAIL, URL, IP}),
 }
 

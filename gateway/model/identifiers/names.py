@@ -55,7 +55,9 @@ ORG_HEADS = frozenset(
     "cooperative club league team orchestra museum library hotel restaurant store stores shop market".split()
 )
 _ABBREVIATIONS = TITLES | frozenset("st mt ft inc ltd co corp bros jr sr no nos".split())
-_CONNECTORS = frozenset("of of-the for and & de del della der den di du la le van von y al el bin ibn da dos das".split())
+_CONNECTORS = frozenset(
+    "of of-the for and & de del della der den di du la le van von y al el bin ibn da dos das".split()
+)
 _PLACE_HEADS = frozenset(
     "street road avenue square park river lake mountain mountains island islands county district province region "
     "city town village valley bay coast sea ocean hill hills heights".split()

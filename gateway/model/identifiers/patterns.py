@@ -50,8 +50,9 @@ _DATE_PATTERNS = [
 # Months are written with a capital; matching case-sensitively keeps this one pass fast.
 _DATE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
 # A bare year is a date element the law lets stay; it is still found (TAB counts it), and kept.
-_BARE_YEAR = re.compile(rf"(?<![\d/.,-])\b(?:in|since|of|from|until|to|by|before|after|and|year|born)\s+(?P<y>{_YEAR})\b"
-                        rf"(?![\d/-])")  # fmt: skip
+_BARE_YEAR = re.compile(
+    rf"(?<![\d/.,-])\b(?:in|since|of|from|until|to|by|before|after|and|year|born)\s+(?P<y>{_YEAR})\b(?![\d/-])"
+)
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     "seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a few|several|a"
@@ -82,9 +83,7 @@ _QUANTITY = re.compile(
     re.IGNORECASE,
 )
 _EMAIL = re.compile(r"\b[\w.%+'-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
-_URL = re.compile(
-    r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]", re.IGNORECASE
-)
+_URL = re.compile(r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]", re.IGNORECASE)
 _IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*(?![\w:])")
 _SSN = re.compile(r"(?<![\d-])(\d{3})[- ](\d{2})[- ](\d{4})(?![\d-])|(?<=SSN)[\s:#]*(\d{9})\b", re.IGNORECASE)
@@ -115,25 +114,46 @@ _PO_BOX = re.compile(r"\bP\.?\s?O\.?\s+Box\s+\d+\b", re.IGNORECASE)
 
 # Labelled numbers: the label says what the number is. The number is a run with at least one digit.
 _LABELLED = [
-    (K.MRN, r"MRN|medical record(?: number| no\.?| #)?|med(?:ical)? rec(?:ord)? (?:no\.?|#)|patient ID|hospital number|"
-            r"chart (?:number|no\.?|#)|case (?:number|no\.?)"),
-    (K.HEALTH_PLAN, r"member ID|member (?:number|no\.?|#)|health plan(?: ID| number| no\.?)?|insurance ID|"
-                    r"policy (?:number|no\.?|#)|subscriber ID|group (?:number|no\.?|#)|beneficiary (?:number|ID)|"
-                    r"Medicare(?: ID| number)?|Medicaid(?: ID| number)?"),
-    (K.ACCOUNT, r"account(?: number| no\.?| #)?|acct\.?(?: no\.?| #)?|a/c|billing (?:number|ID)|invoice (?:number|no\.?)"),
-    (K.LICENSE, r"licen[cs]e(?: number| no\.?| #)?|certificate(?: number| no\.?| #)?|DEA(?: number| no\.?| #)?|NPI|"
-                r"driver'?s licen[cs]e(?: number| no\.?)?|passport(?: number| no\.?)?|registration (?:number|no\.?)"),
+    (
+        K.MRN,
+        r"MRN|medical record(?: number| no\.?| #)?|med(?:ical)? rec(?:ord)? (?:no\.?|#)|patient ID|hospital number|"
+        r"chart (?:number|no\.?|#)|case (?:number|no\.?)",
+    ),
+    (
+        K.HEALTH_PLAN,
+        r"member ID|member (?:number|no\.?|#)|health plan(?: ID| number| no\.?)?|insurance ID|"
+        r"policy (?:number|no\.?|#)|subscriber ID|group (?:number|no\.?|#)|beneficiary (?:number|ID)|"
+        r"Medicare(?: ID| number)?|Medicaid(?: ID| number)?",
+    ),
+    (
+        K.ACCOUNT,
+        r"account(?: number| no\.?| #)?|acct\.?(?: no\.?| #)?|a/c|billing (?:number|ID)|invoice (?:number|no\.?)",
+    ),
+    (
+        K.LICENSE,
+        r"licen[cs]e(?: number| no\.?| #)?|certificate(?: number| no\.?| #)?|DEA(?: number| no\.?| #)?|NPI|"
+        r"driver'?s licen[cs]e(?: number| no\.?)?|passport(?: number| no\.?)?|registration (?:number|no\.?)",
+    ),
     (K.VEHICLE, r"VIN|vehicle identification number|licen[cs]e plate|plate(?: number| no\.?)?|registration plate"),
     (K.DEVICE, r"serial(?: number| no\.?| #)?|S/N|SN|device ID|UDI|IMEI|MAC(?: address)?|implant ID"),
-    (K.NATIONAL_ID, r"NHS(?: number| no\.?)?|national ID|ID card(?: number| no\.?)?|personnummer|BSN|NINO|"
-                    r"national insurance(?: number| no\.?)?|SIN|tax ID|TIN|EIN"),
-    (K.CODE, r"application(?:s)? nos?\.?|case nos?\.?|file (?:number|no\.?|ref\.?)|reference(?: number| no\.?)?|"
-             r"ref\.?|ticket(?: number| no\.?| #)?|claim(?: number| no\.?| #)?|ID|no\.|#"),
+    (
+        K.NATIONAL_ID,
+        r"NHS(?: number| no\.?)?|national ID|ID card(?: number| no\.?)?|personnummer|BSN|NINO|"
+        r"national insurance(?: number| no\.?)?|SIN|tax ID|TIN|EIN",
+    ),
+    (
+        K.CODE,
+        r"application(?:s)? nos?\.?|case nos?\.?|file (?:number|no\.?|ref\.?)|reference(?: number| no\.?)?|"
+        r"ref\.?|ticket(?: number| no\.?| #)?|claim(?: number| no\.?| #)?|ID|no\.|#",
+    ),
 ]
-_LABEL_VALUE = r"[ \t]*(?:[:#]|is|was|number)?[ \t]*(?:no\.?|#)?[ \t]*(?P<value>[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|\d[\w/.-]*)"
+_LABEL_VALUE = (
+    r"[ \t]*(?:[:#]|is|was|number)?[ \t]*(?:no\.?|#)?[ \t]*(?P<value>[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|\d[\w/.-]*)"
+)
 _KIND_GROUP = {kind: f"k{i}" for i, (kind, _label) in enumerate(_LABELLED)}
 _LABELLED_RE = re.compile(
-    r"(?:(?<![\w])|(?<=\s)(?=#))(?:" + "|".join(f"(?P<{_KIND_GROUP[kind]}>{label})" for kind, label in _LABELLED)
+    r"(?:(?<![\w])|(?<=\s)(?=#))(?:"
+    + "|".join(f"(?P<{_KIND_GROUP[kind]}>{label})" for kind, label in _LABELLED)
     + rf")(?<!\.)(?:\b|(?<=#)){_LABEL_VALUE}",
     re.IGNORECASE,
 )
@@ -345,8 +365,10 @@ STRUCTURED: tuple[tuple[frozenset[str], Recognizer], ...] = (
     (frozenset({K.CARD}), cards),
     (frozenset({K.IBAN}), ibans),
     (frozenset({K.NATIONAL_ID}), national_ids),
-    (frozenset({K.MRN, K.HEALTH_PLAN, K.ACCOUNT, K.LICENSE, K.VEHICLE, K.DEVICE, K.NATIONAL_ID, K.CODE}),
-     labelled_numbers),
+    (
+        frozenset({K.MRN, K.HEALTH_PLAN, K.ACCOUNT, K.LICENSE, K.VEHICLE, K.DEVICE, K.NATIONAL_ID, K.CODE}),
+        labelled_numbers,
+    ),
     (frozenset({K.PHONE, K.FAX}), phones),
     (frozenset({K.ZIP}), zips),
     (frozenset({K.ADDRESS}), addresses),

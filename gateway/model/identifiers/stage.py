@@ -40,8 +40,20 @@ class IdentifierPass:
 def remove_identifiers(text: str, analyzer: Analyzer, policy: SanitizePolicy) -> IdentifierPass:
     findings = analyzer.analyze(text, policy.identifiers)
     replacements = [r for r in anonymize(findings, address_level=policy.address_level) if r.changes]
-    edits = [Edit(r.finding.start, r.finding.end, r.text, r.finding.start) for r in replacements]
+    edits = [_edit(text, r) for r in replacements]
     return IdentifierPass(apply_edits(text, edits), tuple(_decisions(replacements)))
+
+
+_ON_DAY = re.compile(r"\b([Oo]n)([ \t]+)$")
+
+
+def _edit(text: str, r: Replacement) -> Edit:
+    """The replacement as an edit; "on March 3, 2024" becomes "in 2024", not "on 2024"."""
+    f = r.finding
+    if f.kind == "DATE" and r.action == "generalize" and (m := _ON_DAY.search(text, max(0, f.start - 6), f.start)):
+        word = "In" if m.group(1) == "On" else "in"
+        return Edit(m.start(1), f.end, word + m.group(2) + r.text, f.start)
+    return Edit(f.start, f.end, r.text, f.start)
 
 
 def _decisions(replacements: Sequence[Replacement]) -> list[Decision]:
