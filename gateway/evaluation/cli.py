@@ -56,6 +56,12 @@ def add_parser(sub: Any) -> None:
     who = s.add_mutually_exclusive_group(required=True)
     who.add_argument("--entity", help="the sensitive entity of every document")
     who.add_argument("--entities", type=Path, help="JSON {doc_id: entity}")
+    t = esub.add_parser("tab", help="identifier detection against TAB span gold (JSON lines), token by token")
+    t.add_argument("file", type=Path, help="JSON lines {id, text, spans: [[start, end, type(, annotator)], ...]}")
+    t.add_argument("--identifiers", default="all", help="kinds to detect: all, safe-harbor, or PERSON,DATE,...")
+    t.add_argument("--parts", type=int, default=2,
+                   help="also score N interleaved parts of the documents, to see the spread (0: none)")  # fmt: skip
+    t.add_argument("--out", type=Path, help="where results.md/.json go (default: eval-out/tab)")
     p = esub.add_parser("paper", parents=[common], help="the paper's experiment on Wikipedia topic articles "
                         "(titles from --topics, text from --corpus)")  # fmt: skip
     p.add_argument("--topics", type=Path, default=ROOT / "config" / "eval" / "topics.toml",
@@ -79,6 +85,8 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.eval_command == "tab":
+        return run_tab(args)
     from tqdm import tqdm
 
     from gateway.assemble import EngineConfig, build_engine
@@ -162,6 +170,54 @@ def _threads(args: argparse.Namespace) -> int:
     print(text)
     print(f"written: {out / 'results.md'}, {out / 'results.json'}", file=sys.stderr)
     return 0
+
+
+def run_tab(args: argparse.Namespace) -> int:
+    import time
+
+    from gateway.assemble import build_identifiers
+    from gateway.evaluation.tab import evaluate_tab, markdown, read_tab
+    from gateway.model.identifiers import resolve_kinds
+
+    docs = read_tab(args.file)
+    kinds = resolve_kinds(args.identifiers.split(","))
+    analyzer = build_identifiers()
+
+    def mask(text: str) -> list[tuple[int, int]]:
+        return [(f.start, f.end) for f in analyzer.analyze(text, kinds)]
+
+    cpu = time.process_time()
+    scores = evaluate_tab(docs, mask)
+    cpu = time.process_time() - cpu
+    chars = sum(len(d.text) for d in docs)
+    title = f"sanigate eval tab: {args.file.name} (identifiers: {args.identifiers})"
+    text = markdown(scores, title=title)
+    text += f"\nDetection CPU: {cpu:.2f} s for {chars} characters ({chars / max(cpu, 1e-9) / 1e3:.0f} k chars/s).\n"
+    report: dict[str, Any] = {"file": str(args.file), "identifiers": args.identifiers, **scores.as_report(),
+                              "cpu_seconds": round(cpu, 3), "characters": chars, "parts": []}  # fmt: skip
+    if args.parts > 1:
+        text += f"\nThe documents in {args.parts} interleaved parts (document i in part i mod {args.parts}):\n\n"
+        text += "| part | documents | recall | precision | F |\n|---|---|---|---|---|\n"
+        for k in range(args.parts):
+            part = evaluate_tab(docs[k :: args.parts], mask)
+            rep = part.as_report()
+            report["parts"].append(rep)
+            for ann, v in rep["annotators"].items():
+                text += f"| {k + 1}{'' if ann == 'gold' else ' ' + ann} | {rep['documents']} | {_num(v['recall'])} | "
+                text += f"{_num(v['precision'])} | {_num(v['f'])} |\n"
+    if not scores.scored:
+        text += "\n**Nothing could be scored**: the gold marks no span.\n"
+    out = args.out or Path("eval-out") / "tab"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.md").write_text(text, encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(text)
+    print(f"written: {out / 'results.md'}, {out / 'results.json'}", file=sys.stderr)
+    return 0 if scores.scored else 1
+
+
+def _num(x: float | None) -> str:
+    return "–" if x is None else f"{x:.3f}"
 
 
 def _json_map(path: Path) -> dict[str, str]:

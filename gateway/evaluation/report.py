@@ -7,12 +7,31 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from gateway.evaluation.metrics import mean_scores
+from gateway.evaluation.metrics import Scores, mean_scores
 from gateway.evaluation.runner import Report
 
 
 def _pct(x: float) -> str:
     return f"{x:.1f} %"
+
+
+def _cells(s: Scores) -> str:
+    """P | R | F, or dashes when the gold marks nothing there: no score is not a perfect score."""
+    if not s.gold:
+        return "– | – | –"
+    return f"{_pct(s.precision)} | {_pct(s.recall)} | {_pct(s.f_measure)}"
+
+
+def _mean_cells(scores: list[Scores]) -> str:
+    scored = [s for s in scores if s.gold]
+    if not scored:
+        return "– | – | –"
+    m = mean_scores(scored)
+    return f"{_pct(m.precision)} | {_pct(m.recall)} | {_pct(m.f_measure)}"
+
+
+def scored_anything(report: Report) -> bool:
+    return any(report.summed(a, "token", ann).gold for a in report.alphas for ann in report.annotators)
 
 
 def markdown(report: Report) -> str:
@@ -32,11 +51,13 @@ def markdown(report: Report) -> str:
         for a in report.alphas:
             for ann in report.annotators:
                 t, m = report.summed(a, "token", ann), report.summed(a, "term", ann)
-                out.append(f"| {a:g} | {ann} | {_pct(t.precision)} | {_pct(t.recall)} | {_pct(t.f_measure)} | "
-                           f"{_pct(m.precision)} | {_pct(m.recall)} | {_pct(m.f_measure)} |")  # fmt: skip
-            t2, m2 = report.mean(a, "token"), report.mean(a, "term")
-            out.append(f"| {a:g} | **mean** | {_pct(t2.precision)} | {_pct(t2.recall)} | {_pct(t2.f_measure)} | "
-                       f"{_pct(m2.precision)} | {_pct(m2.recall)} | {_pct(m2.f_measure)} |")  # fmt: skip
+                out.append(f"| {a:g} | {ann} | {_cells(t)} | {_cells(m)} |")
+            tokens = [report.summed(a, "token", ann) for ann in report.annotators]
+            terms = [report.summed(a, "term", ann) for ann in report.annotators]
+            out.append(f"| {a:g} | **mean** | {_mean_cells(tokens)} | {_mean_cells(terms)} |")
+        if not scored_anything(report):
+            out += ["", "**Nothing could be scored**: no document has both an entity K knows and a gold span "
+                    "(– is no score, not a perfect one)."]  # fmt: skip
         out += ["", "## Table 1 shape: per entity (token level, mean of annotators)", "",
                 "| Entity / document | Model instantiation | Precision | Recall | F-measure |",
                 "|---|---|---|---|---|"]  # fmt: skip
@@ -44,9 +65,8 @@ def markdown(report: Report) -> str:
             for r in [r for r in report.results if r.doc_id == doc]:
                 if not r.known:
                     continue
-                ms = mean_scores([r.token[a] for a in report.annotators if a in r.token])
-                out.append(f"| {doc} | ({r.alpha:g}, {r.entity})-sanitized | {_pct(ms.precision)} | "
-                           f"{_pct(ms.recall)} | {_pct(ms.f_measure)} |")  # fmt: skip
+                cells = _mean_cells([r.token[a] for a in report.annotators if a in r.token])
+                out.append(f"| {doc} | ({r.alpha:g}, {r.entity})-sanitized | {cells} |")
         out.append("")
     out += ["## Table 2 shape: utility preservation (eq. 8)", "",
             "| Entity / document | Model instantiation | Redaction | Sanitization |", "|---|---|---|---|"]  # fmt: skip
@@ -91,10 +111,11 @@ def as_json(report: Report) -> dict[str, Any]:
                                "utility_sanitization": report.utility(a, "sanitization")}  # fmt: skip
         for level in ("token", "term"):
             per = {ann: report.summed(a, level, ann) for ann in report.annotators}
-            row[level] = {ann: {"precision": s.precision, "recall": s.recall, "f": s.f_measure,
+            row[level] = {ann: {"precision": s.precision if s.gold else None, "recall": s.recall if s.gold else None,
+                                "f": s.f_measure if s.gold else None,
                                 "tp": s.true_positives, "detected": s.detected, "gold": s.gold}
                           for ann, s in per.items()}  # fmt: skip
-            if per:
+            if any(s.gold for s in per.values()):
                 m = report.mean(a, level)
                 row[level]["mean"] = {"precision": m.precision, "recall": m.recall, "f": m.f_measure}
         row["failures"] = [{"doc": r.doc_id, "failure": r.failure} for r in report.failures(a)]

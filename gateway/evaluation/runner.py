@@ -73,7 +73,8 @@ class Report:
         return total
 
     def mean(self, alpha: float, level: str) -> MeanScores:
-        return mean_scores([self.summed(alpha, level, a) for a in self.annotators])
+        # An annotator whose gold marks nothing here has no score; counting it as 100 % would flatter.
+        return mean_scores([s for a in self.annotators if (s := self.summed(alpha, level, a)).gold])
 
     def utility(self, alpha: float, mode: str) -> float:
         rows = self.at(alpha, known_only=False)
