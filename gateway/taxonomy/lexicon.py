@@ -43,13 +43,27 @@ class WordNetLexicon:
                 self._cache[word] = found
         return found
 
+    def is_ordinary(self, word: str) -> bool:
+        low = word.lower().replace("’", "'")
+        if low in STOPWORDS or low in _FUNCTION_WORDS:
+            return True
+        with self._wordnet._lock:
+            return any(
+                lm.name()[:1].islower()
+                for pos in ("n", "v", "a", "r")
+                if (base := self._wn.morphy(low, pos))
+                for lm in self._wn.lemmas(base)
+            )
+
     def _classify(self, word: str) -> WordClass:
         low = word.lower().replace("’", "'").replace(" ", "_")
         if low in STOPWORDS or low in _FUNCTION_WORDS:
             return "common"
         lemmas = list(self._wn.lemmas(low))
-        if not lemmas:
-            base = self._wn.morphy(low, "n")
+        for pos in ("n", "v", "a", "r"):
+            if lemmas:
+                break
+            base = self._wn.morphy(low, pos)  # "Seen" is "see", "Foreigners" "foreigner"
             lemmas = list(self._wn.lemmas(base)) if base else []
         if not lemmas:
             return "unknown"

@@ -124,14 +124,25 @@ class _Numbering:
     """One number per person (organisation, place): a later mention made of an earlier one's words is that one."""
 
     def __init__(self) -> None:
-        self._known: dict[str, list[tuple[frozenset[str], int]]] = {}
+        self._known: dict[str, list[tuple[frozenset[str], int, str | None]]] = {}
 
     def number(self, kind: str, text: str) -> int:
         words = frozenset(w for w in name_words(text) if len(w) > 1) or frozenset({_norm(text)})
+        gender = _gender(text)
         known = self._known.setdefault(kind, [])
-        for seen, n in known:
-            if words <= seen:
+        for seen, n, g in known:
+            # "Nowak" is Mr Tomasz Nowak; "Mrs Nowak" is not.
+            if words <= seen and (gender is None or g is None or gender == g):
                 return n
         n = len(known) + 1
-        known.append((words, n))
+        known.append((words, n, gender))
         return n
+
+
+_MALE = frozenset("mr sir lord".split())
+_FEMALE = frozenset("mrs ms miss dame lady".split())
+
+
+def _gender(text: str) -> str | None:
+    first = text.split(" ", 1)[0].rstrip(".").lower()
+    return "m" if first in _MALE else "f" if first in _FEMALE else None

@@ -34,6 +34,10 @@ class Lexicon(Protocol):
         """What a capitalised word is in the language: an ordinary word, a place, a person's name..."""
         ...
 
+    def is_ordinary(self, word: str) -> bool:
+        """Whether the word has any ordinary (lower-case) sense, however rare."""
+        ...
+
 
 TITLES = frozenset(
     "mr mrs ms miss mx dr prof professor judge justice sir dame lord lady rev reverend fr father sister brother "
@@ -85,7 +89,8 @@ class _Tok:
 
     @property
     def capitalised(self) -> bool:
-        return self.text[:1].isupper()
+        # "B210", "USB3" are product codes, not names.
+        return self.text[:1].isupper() and not any(ch.isdigit() for ch in self.text)
 
     @property
     def initial(self) -> bool:
@@ -185,8 +190,9 @@ class NameRecognizer:
                     run = run[1:]
                 break
             if _sentence_initial(text, first.start) and not first.acronym:
+                # A capital that only starts a sentence: "The", "However", "Born in 1948" (Max Born aside).
                 cls = lex.word_class(first.word)
-                if cls == "common" or low in _CONNECTORS:
+                if cls == "common" or low in _CONNECTORS or (len(run) == 1 and lex.is_ordinary(first.word)):
                     run = run[1:]
                     continue
             break

@@ -97,7 +97,7 @@ _US_STATES = (
     "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
     "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
 )
-_ZIP = re.compile(rf"(?:\b(?P<st>{_US_STATES})\.?,?\s+|\b(?:zip|zip code|postal code|zipcode)\s*:?\s*)"
+_ZIP = re.compile(rf"(?:\b(?P<st>{_US_STATES})\.?,?\s+|\b(?i:zip code|zip|postal code|zipcode)\s*:?\s*)"
                   rf"(?P<zip>\d{{5}})(?:-\d{{4}})?\b")  # fmt: skip
 _STREET_TYPES = (
     r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|"
@@ -148,7 +148,8 @@ _LABELLED = [
     ),
 ]
 _LABEL_VALUE = (
-    r"[ \t]*(?:[:#]|is|was|number)?[ \t]*(?:no\.?|#)?[ \t]*(?P<value>[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|\d[\w/.-]*)"
+    r"[ \t]*(?:[:#]|is|was|number)?[ \t]*(?:no\.?|#)?[ \t]*"
+    r"(?P<value>\d{2,5}(?:[ -]\d{2,5}){1,4}\b|[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|\d[\w/.-]*)"
 )
 _KIND_GROUP = {kind: f"k{i}" for i, (kind, _label) in enumerate(_LABELLED)}
 _LABELLED_RE = re.compile(
@@ -159,7 +160,7 @@ _LABELLED_RE = re.compile(
 )
 _GROUP_KIND = {g: k for k, g in _KIND_GROUP.items()}
 # Case numbers of courts and registries: 10424/05, 12345/2003.
-_CASE_NUMBER = re.compile(r"(?<![\w/])\d{2,6}/(?:\d{2}|\d{4})(?![\w/])")
+_CASE_NUMBER = re.compile(r"(?<![\w/])\d{4,6}/(?:\d{2}|\d{4})(?![\w/])")  # not "120/80"
 _VIN = re.compile(r"\b[A-HJ-NPR-Z0-9]{17}\b")
 _MAC = re.compile(r"\b(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}\b")
 # A code a person would only write to identify one thing: letters and digits mixed, 6+ characters.
@@ -286,14 +287,16 @@ def labelled_numbers(text: str) -> Iterator[Finding]:
             continue
         found_kind = kind
         source = "labelled number"
+        score = 0.8
         digits = re.sub(r"\D", "", value)
         for valid, lib in _NEEDS_LABEL if kind in (K.CODE, K.NATIONAL_ID, K.DEVICE) else ():
             if valid(digits):
                 found_kind = K.DEVICE if lib == "stdnum.imei" else K.NATIONAL_ID if kind == K.CODE else kind
                 source = lib
+                score = 0.97  # a label and a checksum: surer than a bare checksum (a Luhn-valid IMEI is no card)
                 break
         start = m.start("value")
-        yield Finding(start=start, end=start + len(value), kind=found_kind, text=value, score=0.8, source=source)
+        yield Finding(start=start, end=start + len(value), kind=found_kind, text=value, score=score, source=source)
     for m in _CASE_NUMBER.finditer(text):
         yield _f(m, K.CODE, "case number", 0.7)
     for m in _VIN.finditer(text):

@@ -1,0 +1,371 @@
+"""Identifiers (HIPAA Safe Harbor, TAB): found by kind, replaced by kind, consistently across a message.
+
+The clinical examples are our own, written for these tests; every name, number and address in them is made up.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from email import message_from_bytes, policy
+from email.message import EmailMessage
+from pathlib import Path
+
+import pytest
+
+from extractors.pipeline import process
+from gateway.assemble import build_identifiers
+from gateway.config import parse_config
+from gateway.errors import ConfigError, ResidualRiskError
+from gateway.evaluation.tab import Mention, TabDocument, evaluate_tab, read_tab, score_document
+from gateway.model.engine import Engine
+from gateway.model.identifiers import Analyzer, anonymize, remove_identifiers, resolve_kinds, sanitize_text
+from gateway.model.identifiers.stage import mask, residual_identifiers
+from gateway.model.records import SanitizePolicy
+from gateway.taxonomy.wordnet import WordNet
+from gateway.worker import sanitize_message
+
+SAFE_HARBOR = resolve_kinds(["safe-harbor"])
+
+
+@pytest.fixture(scope="module")
+def analyzer(wordnet: WordNet) -> Analyzer:
+    from gateway.taxonomy.lexicon import WordNetLexicon
+
+    return Analyzer(lexicon=WordNetLexicon(wordnet))
+
+
+def found(analyzer: Analyzer, text: str, kinds: frozenset[str] = SAFE_HARBOR) -> dict[str, str]:
+    return {f.text: f.kind for f in analyzer.analyze(text, kinds)}
+
+
+# One sentence per Safe Harbor kind, as a clinic writes it; (text, identifier, kind).
+CLINICAL = [
+    ("Please see Mrs Eleanor Vasquez before noon.", "Mrs Eleanor Vasquez", "PERSON"),
+    ("Referred by Dr. Okonkwo from cardiology.", "Dr. Okonkwo", "PERSON"),
+    ("Seen today with her daughter, Priya Raman, who translated.", "Priya Raman", "PERSON"),
+    ("She moved here from Fresno last spring.", "Fresno", "LOC"),
+    ("Home: 4417 Magnolia Avenue, Apt 12, Riverside, CA 92501.", "4417 Magnolia Avenue, Apt 12, Riverside, CA 92501",
+     "ADDRESS"),
+    ("Mail the forms to PO Box 5521 please.", "PO Box 5521", "ADDRESS"),
+    ("Her ZIP code: 94110 is outside our area.", "94110", "ZIP"),
+    ("DOB 07/19/1948, admitted via the ED.", "07/19/1948", "DATE"),
+    ("Discharged on 14 February 2024 in stable condition.", "14 February 2024", "DATE"),
+    ("Follow-up booked for March 3, 2025.", "March 3, 2025", "DATE"),
+    ("The patient, aged 94, lives alone.", "aged 94", "AGE"),
+    ("A 91-year-old man with chest pain.", "91-year-old", "AGE"),
+    ("Call her on (415) 555-0132 after six.", "(415) 555-0132", "PHONE"),
+    ("Her mobile is +44 7700 900123.", "+44 7700 900123", "PHONE"),
+    ("Fax: 617-555-0199 (records office).", "617-555-0199", "FAX"),
+    ("Results went to m.oyelaran@example.net yesterday.", "m.oyelaran@example.net", "EMAIL"),
+    ("SSN 219-09-9998 on file.", "219-09-9998", "SSN"),
+    ("MRN: 00482913, bed 4.", "00482913", "MRN"),
+    ("Medical record number 7731-0042 was merged.", "7731-0042", "MRN"),
+    ("Member ID: BCX449120331 (Blue Plan).", "BCX449120331", "HEALTH_PLAN"),
+    ("Account number 88120934 is overdue.", "88120934", "ACCOUNT"),
+    ("DEA number AB1234563 for the prescriber.", "AB1234563", "LICENSE"),
+    ("Driver's license D8820341 was copied.", "D8820341", "LICENSE"),
+    ("The ambulance VIN 1HGCM82633A004352 was logged.", "1HGCM82633A004352", "VEHICLE"),
+    ("Pacemaker serial number PX-22871-B was read.", "PX-22871-B", "DEVICE"),
+    ("Pump IMEI 490154203237518 alarmed twice.", "490154203237518", "DEVICE"),
+    ("Portal: https://portal.example.org/patients/88213 has the scans.", "https://portal.example.org/patients/88213",
+     "URL"),
+    ("Logged in from 203.0.113.77 at night.", "203.0.113.77", "IP"),
+    ("Refund to IBAN GB82 WEST 1234 5698 7654 32 this week.", "GB82 WEST 1234 5698 7654 32", "IBAN"),
+    ("Paid by card 4111 1111 1111 1111 at the desk.", "4111 1111 1111 1111", "CARD"),
+    ("NHS number 943 476 5919 confirmed.", "943 476 5919", "NATIONAL_ID"),
+    ("Codice fiscale RSSMRA85T10A562S on the Italian form.", "RSSMRA85T10A562S", "NATIONAL_ID"),
+    ("Claim number CLM-2024-00991 was denied.", "CLM-2024-00991", "CODE"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "value", "kind"), CLINICAL, ids=[c[2] + ":" + c[1][:12] for c in CLINICAL])
+def test_every_safe_harbor_kind_is_found_in_clinical_text(analyzer: Analyzer, text: str, value: str, kind: str) -> None:
+    assert found(analyzer, text).get(value) == kind, found(analyzer, text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Take 2 tablets of 500 mg twice a day for 10 days.",  # doses are no identifiers
+        "The Court held that Article 6 of the Convention was violated.",
+        "Firmware version 4.2.1 fixes the USB 3.0 issue on the B210.",
+        "However, the patient improved. Nevertheless she was discharged.",
+        "Blood pressure 120/80, pulse 72, temperature 37.2.",
+        "Born in 1948, she is 76 years old.",  # a year and an age under 90 may stay
+        "Call me when you can.",
+    ],
+)
+def test_ordinary_text_keeps_its_words(analyzer: Analyzer, text: str) -> None:
+    replaced = [r for r in anonymize(analyzer.analyze(text, SAFE_HARBOR)) if r.changes]
+    assert replaced == [], [(r.finding.text, r.finding.kind) for r in replaced]
+
+
+def test_checksums_decide(analyzer: Analyzer) -> None:
+    # A card number with a wrong Luhn digit, an IBAN with a wrong check, an SSN in area 666: not identifiers.
+    text = "Card 4111 1111 1111 1112, IBAN GB82 WEST 1234 5698 7654 33, SSN 666-12-3456."
+    assert set(found(analyzer, text).values()) <= {"PHONE"}  # none is a card, an IBAN or an SSN
+
+
+def policy_of(**kw: object) -> SanitizePolicy:
+    return SanitizePolicy(entities=(), identifiers=SAFE_HARBOR, **kw)  # type: ignore[arg-type]
+
+
+def test_replacements_generalize_where_the_law_allows(analyzer: Analyzer) -> None:
+    text = ("Mr Arjun Patel, DOB 04/12/1931, aged 93, lives at 12 Harbor Street, Springfield, IL 62704 "
+            "(ZIP code 03601 before). Seen on March 3, 2024 at 10:30 am.")  # fmt: skip
+    out = remove_identifiers(text, analyzer, policy_of(address_level="state")).text
+    assert "[PERSON 1], DOB 1931, aged 90 or older" in out
+    assert "[ADDRESS], IL " in out and "Springfield" not in out and "62704" not in out
+    assert "ZIP code 000**" in out  # 036 is one of the three-digit areas of 20,000 people or fewer
+    assert "Seen in 2024 at [TIME]" in out
+    city = remove_identifiers(text, analyzer, policy_of(address_level="city")).text
+    assert "[ADDRESS], Springfield, IL" in city
+    assert "[ADDRESS] " in remove_identifiers(text, analyzer, policy_of()).text
+
+
+def test_one_person_one_placeholder(analyzer: Analyzer) -> None:
+    text = ("Dr. Hannah Lindqvist saw Mr Tomasz Nowak today. Nowak asked whether Dr. Lindqvist "
+            "could call his wife, Mrs Nowak. Lindqvist agreed.")  # fmt: skip
+    result = remove_identifiers(text, analyzer, policy_of())
+    assert result.text == ("[PERSON 1] saw [PERSON 2] today. [PERSON 2] asked whether [PERSON 1] could call his "
+                           "wife, [PERSON 3]. [PERSON 1] agreed.")  # fmt: skip
+    people = {d.replacement: [text[a:b] for a, b in d.spans] for d in result.decisions if d.kind == "PERSON"}
+    assert people == {"[PERSON 1]": ["Dr. Hannah Lindqvist", "Dr. Lindqvist", "Lindqvist"],
+                      "[PERSON 2]": ["Mr Tomasz Nowak", "Nowak"], "[PERSON 3]": ["Mrs Nowak"]}  # fmt: skip
+
+
+def test_identifiers_go_first_then_the_model(engine: Engine, analyzer: Analyzer) -> None:
+    text = "John Doe (SSN 123-45-6789) tested positive for HIV on 04/12/2024 in Los Angeles."
+    policy = SanitizePolicy(entities=("HIV",), identifiers=SAFE_HARBOR)
+    result = sanitize_text(text, policy, engine=engine, identifiers=analyzer)
+    assert "John" not in result.text and "123-45-6789" not in result.text and "HIV" not in result.text
+    assert "[PERSON 1]" in result.text and "[SSN]" in result.text and "2024" in result.text
+    kinds = {d.kind for d in result.decisions}
+    assert {"PERSON", "SSN", "DATE", "LOC", None} <= kinds
+    hiv = next(d for d in result.decisions if d.kind is None)
+    assert [text[a:b] for a, b in hiv.spans] == ["HIV"]  # the engine's spans are on the original text
+    for d in result.decisions:
+        if d.kind is not None:
+            assert all(text[a:b] == d.surface for a, b in d.spans[:1])
+
+
+def test_a_policy_without_entities_needs_identifiers() -> None:
+    with pytest.raises(ConfigError, match="entity or identifier"):
+        SanitizePolicy(entities=())
+    with pytest.raises(ConfigError, match="unknown identifier kind"):
+        resolve_kinds(["PHONES"])
+    assert resolve_kinds(["phone", "DATE"]) == {"PHONE", "DATE"}
+    assert "ORG" in resolve_kinds(["all"]) and "ORG" not in resolve_kinds(["safe-harbor"])
+
+
+def test_policy_keys(tmp_path: Path) -> None:
+    text = """
+[policies.clinic]
+identifiers = ["safe-harbor", "ORG"]
+address_level = "state"
+
+[policies.both]
+identifiers = ["PERSON"]
+entities = ["HIV"]
+
+[[senders]]
+match = "default"
+policies = ["clinic", "both"]
+"""
+    config = parse_config(text, source="t.toml", base=tmp_path)
+    clinic = config.policies["clinic"].sanitize
+    assert clinic.entities == () and "ORG" in clinic.identifiers and clinic.address_level == "state"
+    assert config.policies["both"].sanitize.identifiers == {"PERSON"}
+    with pytest.raises(ConfigError, match=r"policies\.bad\.identifiers: unknown identifier kind 'NAMEZ'"):
+        parse_config('[policies.bad]\nidentifiers = ["NAMEZ"]\n', source="t.toml", base=tmp_path)
+    with pytest.raises(ConfigError, match=r"policies\.bad\.entities"):
+        parse_config("[policies.bad]\nalpha = 2\n", source="t.toml", base=tmp_path)
+    with pytest.raises(ConfigError, match="address_level"):
+        bad = '[policies.bad]\nidentifiers = ["all"]\naddress_level = "street"\n'
+        parse_config(bad, source="t.toml", base=tmp_path)
+
+
+def test_the_shipped_hipaa_policy() -> None:
+    from gateway.config import load_config
+
+    shipped = load_config(Path(__file__).resolve().parents[1] / "config" / "sanigate.toml")
+    hipaa = shipped.policies["hipaa-safe-harbor"].sanitize
+    assert hipaa.identifiers == SAFE_HARBOR and hipaa.address_level == "state" and "Los Angeles" in hipaa.entities
+    assert "hipaa-safe-harbor" in load_config(None).policies
+
+
+def referral() -> bytes:
+    msg = EmailMessage()
+    msg["From"] = "Alice Walker <awalker@clinic.example.org>"
+    msg["To"] = "Dr. Robert Chen <rchen@partners.example.com>"
+    msg["Subject"] = "Referral: Ms Ingrid Solberg, DOB 04/12/1961"
+    msg.set_content(
+        "Hi Dr. Chen,\n\nI am referring Ms Ingrid Solberg (DOB 04/12/1961, MRN 4471-2290) to you. "
+        "Solberg can be reached on (213) 555-0147.\n\nBest regards,\nAlice Walker\n"
+    )
+    msg.add_attachment(b"Discharge summary for Ingrid Solberg, admitted 02/28/2024.\n", maintype="text",
+                       subtype="plain", filename="summary.txt")  # fmt: skip
+    return msg.as_bytes()
+
+
+def test_same_person_same_placeholder_across_subject_body_and_attachment(engine: Engine, analyzer: Analyzer) -> None:
+    outcome = process(referral(), engine=engine, policies=[policy_of()], name="r.eml", identifiers=analyzer)
+    msg = message_from_bytes(outcome.data, policy=policy.default)
+    # People are numbered as a reader meets them: the Subject, then the From and To display names.
+    assert msg["Subject"] == "Referral: [PERSON 1], DOB 1961"
+    assert msg["From"].addresses[0].display_name == "[PERSON 2]"
+    assert msg["To"].addresses[0].display_name == "[PERSON 3]"
+    parts = [p.get_content() for p in msg.walk() if p.get_content_maintype() == "text"]
+    body, attachment = parts[0], parts[1]
+    assert "I am referring [PERSON 1] (DOB 1961, MRN [MRN]) to you. [PERSON 1] can be reached on [PHONE]" in body
+    assert attachment.startswith("Discharge summary for [PERSON 1], admitted 2024.")
+    assert "Hi [PERSON 3]," in body and body.rstrip().endswith("[PERSON 2]")
+    report = outcome.report()
+    solberg = next(d for d in report["decisions"] if d["replacement"] == "[PERSON 1]")
+    assert solberg["kind"] == "PERSON" and len(solberg["spans"]) == 4
+    assert {p["part"] for p in solberg["parts"]} >= {"header Subject", "1 text/plain", "2 text/plain"}
+
+
+def test_without_an_analyzer_a_policy_with_identifiers_fails_closed(engine: Engine) -> None:
+    with pytest.raises(ConfigError, match="no identifier analyzer"):
+        process(referral(), engine=engine, policies=[policy_of()], name="r.eml")
+
+
+def test_the_audit_keeps_identifiers_masked(engine: Engine, analyzer: Analyzer) -> None:
+    from extractors.mail import ContentPolicy
+    from gateway.config import PolicyConfig
+
+    pc = PolicyConfig(name="hipaa", sanitize=policy_of(), content=ContentPolicy())
+    job = sanitize_message(referral(), [pc], "r.eml", engine=engine, identifiers=analyzer)
+    assert job.verdict == "forward"
+    person = next(r for r in job.decisions if r.replacement == "[PERSON 1]")
+    assert person.reason.startswith("identifier PERSON") and "Solberg" not in person.term
+    assert person.term.endswith("rg") and person.entity is None and person.part
+    assert all("4471-2290" not in r.term for r in job.decisions)
+
+
+def test_a_surviving_identifier_is_caught(engine: Engine, analyzer: Analyzer) -> None:
+    result = remove_identifiers("Call (213) 555-0147 today.", analyzer, policy_of())
+    assert residual_identifiers("Call [PHONE] today.", result.decisions) == []
+    assert residual_identifiers("Call (213) 555-0147 today.", result.decisions) == ["PHONE (***) ***-0147"]
+    assert mask("Solberg") == "*****rg"
+
+
+def test_residual_check_holds_the_message(engine: Engine, analyzer: Analyzer, monkeypatch: pytest.MonkeyPatch) -> None:
+    # An extractor that failed to write the replacement back: the check before sending sees the number.
+    import extractors.pipeline as pipeline
+
+    def write_nothing_back(pieces: tuple[str, ...], edits: list[tuple[int, int, str]]) -> tuple[str, ...]:
+        return tuple(pieces)
+
+    monkeypatch.setattr(pipeline, "apply_to_pieces", write_nothing_back)
+    with pytest.raises(ResidualRiskError, match="PHONE"):
+        process(b"Call (213) 555-0147 today.\n", engine=engine, policies=[policy_of()], name="n.txt",
+                kind="text", identifiers=analyzer)  # fmt: skip
+
+
+# -- evaluation -----------------------------------------------------------------------------------
+
+
+def test_tab_scoring_is_token_level() -> None:
+    text = "Mr Ruslan Kurkaev was born in 1983 in Grozny."
+    doc = TabDocument("d", text, (Mention(0, 17, "PERSON"), Mention(30, 34, "DATETIME"), Mention(38, 44, "LOC")))
+    s = score_document(doc, [(3, 17), (38, 44), (18, 21)])  # misses "Mr" and 1983, wrongly masks "was"
+    gold = s.overall["gold"]
+    assert (gold.true_positives, gold.detected, gold.gold) == (3, 4, 5)
+    rep = s.as_report()
+    assert rep["annotators"]["gold"]["recall"] == 0.6 and rep["annotators"]["gold"]["precision"] == 0.75
+    assert rep["recall_by_type"] == {"DATETIME": 0.0, "LOC": 1.0, "PERSON": round(2 / 3, 4)}
+    assert rep["entity_recall_by_type"] == {"DATETIME": 0.0, "LOC": 1.0, "PERSON": 0.0}
+    nothing = score_document(TabDocument("e", "no names here", ()), [])
+    assert not nothing.scored and nothing.as_report()["annotators"]["gold"]["recall"] is None
+
+
+def test_tab_reader_and_annotators(tmp_path: Path) -> None:
+    path = tmp_path / "tab.jsonl"
+    rows = [{"id": "1", "text": "Anna Berg met Olof.", "spans": [[0, 9, "PERSON", "a1"], [14, 18, "PERSON", "a2"]]}]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    docs = read_tab(path)
+    scores = evaluate_tab(docs, lambda _t: [(0, 9)])
+    assert scores.overall["a1"].recall == 100.0 and scores.overall["a2"].recall == 0.0
+    path.write_text('{"id": "1", "text": "short", "spans": [[0, 99, "PERSON"]]}\n', encoding="utf-8")
+    from gateway.errors import InputError
+
+    with pytest.raises(InputError, match="outside the document"):
+        read_tab(path)
+
+
+TAB_DEV = Path(__file__).resolve().parents[2] / "shared" / "eval-dev" / "tab" / "tab-dev.jsonl"
+
+
+@pytest.mark.slow
+def test_the_eval_tab_command(tmp_path: Path) -> None:
+    rows = [
+        {"id": "a", "text": "The applicant, Mr Ruslan Kurkaev, was born on 21 March 1983 in Grozny.",
+         "spans": [[15, 32, "PERSON"], [46, 59, "DATETIME"], [63, 69, "LOC"]]},
+        {"id": "b", "text": "On 4 September 2000 he flew to Istanbul with Ms Leyla Aliyeva.",
+         "spans": [[3, 19, "DATETIME"], [31, 39, "LOC"], [45, 61, "PERSON"]]},
+    ]  # fmt: skip
+    src = tmp_path / "tab.jsonl"
+    src.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "gateway.cli", "eval", "tab", str(src), "--out", str(tmp_path / "o")],
+                       capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    data = json.loads((tmp_path / "o" / "results.json").read_text())
+    assert data["annotators"]["gold"]["recall"] == 1.0 and data["documents"] == 2 and len(data["parts"]) == 2
+    assert "| gold | 1.000 |" in r.stdout and "| PERSON | 1.000 | 1.000 |" in r.stdout
+
+
+@pytest.mark.slow
+def test_eval_spans_shows_no_score_when_nothing_was_scored(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "n1.txt").write_text("The patient had an HIV test.", encoding="utf-8")
+    (tmp_path / "ann.json").write_text(json.dumps({"n1": []}), encoding="utf-8")
+    r = subprocess.run([sys.executable, "-m", "gateway.cli", "eval", "spans", "--docs", str(docs), "--gold",
+                        str(tmp_path / "ann.json"), "--entity", "HIV", "--alpha", "1.5", "--no-attacker",
+                        "--no-plots", "--out", str(tmp_path / "out")], capture_output=True, text=True,
+                       timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert "100.0 %" not in r.stdout.split("## Table 2")[0]
+    assert "| 1.5 | ann | – | – | – |" in r.stdout and "Nothing could be scored" in r.stdout
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert data["summary"]["by_alpha"][0]["token"]["ann"]["recall"] is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("with_entity", [False, True])
+def test_the_sanitize_command_with_identifiers(tmp_path: Path, with_entity: bool) -> None:
+    src = tmp_path / "note.txt"
+    src.write_text("John Doe (SSN 123-45-6789, phone 555-123-4567) tested positive for HIV.\n", encoding="utf-8")
+    args = ["--entity", "HIV"] if with_entity else []
+    r = subprocess.run([sys.executable, "-m", "gateway.cli", "sanitize", str(src), "--identifiers", "safe-harbor",
+                        *args, "--report", str(tmp_path / "r.json")], capture_output=True, text=True,
+                       timeout=300)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("[PERSON 1] (SSN [SSN], phone [PHONE]) tested positive for ")
+    assert ("HIV" in r.stdout) is not with_entity
+    report = json.loads((tmp_path / "r.json").read_text())
+    kinds = {d["kind"] for d in report["decisions"]}
+    assert {"PERSON", "SSN", "PHONE"} <= kinds and (None in kinds) is with_entity
+    for d in report["decisions"]:
+        if d["kind"]:
+            assert [src.read_text()[a:b] for a, b in d["spans"]] == [d["term"]] or d["kind"] == "PERSON"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not TAB_DEV.exists(), reason="the TAB development set is in ../shared")
+def test_tab_dev_set_quality(analyzer: Analyzer) -> None:
+    """A floor, well under the measured figures (README), so that a regression fails here first."""
+    docs = read_tab(TAB_DEV)
+    kinds = resolve_kinds(["all"])
+    scores = evaluate_tab(docs, lambda text: [(f.start, f.end) for f in analyzer.analyze(text, kinds)])
+    rep = scores.as_report()["annotators"]["gold"]
+    assert rep["recall"] >= 0.85 and rep["f"] >= 0.80
+
+
+def test_build_identifiers_reuses_the_engines_wordnet(engine: Engine) -> None:
+    analyzer = build_identifiers(engine)
+    assert {f.kind for f in analyzer.analyze("Dr. Okonkwo called.", {"PERSON"})} == {"PERSON"}
