@@ -20,7 +20,11 @@ _FUNCTION_WORDS = frozenset(
     "after before until till about above below across along around behind beside besides beyond despite "
     "except inside outside through throughout toward towards via per and or but nor so yet the a an no not "
     "yes any each every either neither both all some such there here then than thus hence however moreover "
-    "furthermore nevertheless nonetheless therefore accordingly also too very".split()
+    "furthermore nevertheless nonetheless therefore accordingly also too very "
+    # Days and months name dates (found as dates), not people.
+    "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
+    "january february march april may june july august september october november december jan feb mar apr jun "
+    "jul aug sep sept oct nov dec".split()
 )
 
 

@@ -73,6 +73,9 @@ _CLOSINGS = re.compile(
 )
 _GREETINGS = re.compile(r"(?:^|\n)[ \t]*(?:dear|hi|hello|hey|good morning|good afternoon)[ \t]+$", re.IGNORECASE)
 
+_CLITIC = re.compile(r"['’](?:s|m|re|ve|ll|d|t)$", re.IGNORECASE)
+_NAME_PREFIX = re.compile(r"^(?:Mc|Mac|O['’]|D['’]|L['’]|Fitz|Van|De|Di|Le|La)(?=[A-Z])")
+_INNER_CAPITAL = re.compile(r"(?<![-'’])[A-Z]")
 _COUPLE = re.compile(r" (?:and|&) (?:Mrs|Ms|Mr|Miss|Dr)\b")
 _TOKEN = re.compile(r"[^\W\d_](?:[\w’'-]*\w)?\.?|&")
 
@@ -85,12 +88,17 @@ class _Tok:
 
     @property
     def word(self) -> str:
-        return self.text.rstrip(".").removesuffix("’s").removesuffix("'s")
+        return _CLITIC.sub("", self.text.rstrip("."))
 
     @property
     def capitalised(self) -> bool:
-        # "B210", "USB3" are product codes, not names.
-        return self.text[:1].isupper() and not any(ch.isdigit() for ch in self.text)
+        # "B210", "USB3" are product codes and "TwinRX", "MSps" technical terms, not names; "McDonald",
+        # "O'Brien" and "Jean-Pierre" are names.
+        t = self.text
+        if not t[:1].isupper() or any(ch.isdigit() for ch in t):
+            return False
+        inner = _NAME_PREFIX.sub("", t)[1:]
+        return inner.isupper() or not _INNER_CAPITAL.search(inner)
 
     @property
     def initial(self) -> bool:
@@ -104,7 +112,7 @@ class _Tok:
 
 def _sentence_initial(text: str, start: int) -> bool:
     j = start - 1
-    while j >= 0 and text[j] in " \t\"“‘'([*-":
+    while j >= 0 and text[j] in " \t\r\"“‘'([*->":
         j -= 1
     return j < 0 or text[j] in ".!?:;\n\u2029" or (text[j] == ")" and j > 0 and text[j - 1].isdigit())
 
@@ -136,7 +144,7 @@ class NameRecognizer:
         n = len(toks)
         while i < n:
             t = toks[i]
-            if not t.capitalised or t.text == "&":
+            if not t.capitalised or t.text == "&" or (len(t.word) == 1 and not t.initial):
                 i += 1
                 continue
             j = self._run_end(text, toks, i)
@@ -230,7 +238,12 @@ class NameRecognizer:
             return [self._finding(text, start, end, kind, "name in the lexicon")]
         greeted = _GREETINGS.search(text, max(0, start - 40), start) is not None
         signed = _CLOSINGS.search(text, max(0, start - 60), start) is not None
-        if (greeted or signed) and len(words) <= 3 and not any(low in ORG_HEADS for low in lows):
+        if (
+            (greeted or signed)
+            and len(words) <= 3
+            and not any(low in ORG_HEADS for low in lows)
+            and not all(lex.is_ordinary(w) for w in words)  # "Hello All", "Dear Community"
+        ):
             return [self._finding(text, start, end, K.PERSON, "greeting or signature")]
         if any(low in ORG_HEADS for low in lows):
             # "the Court" names no particular body; "the Court of Appeal", "the Home Office" do.

@@ -84,7 +84,8 @@ _QUANTITY = re.compile(
 )
 _EMAIL = re.compile(r"\b[\w.%+'-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
 _URL = re.compile(r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]", re.IGNORECASE)
-_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
+_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?!\d|\.\d)")
+_VERSION_BEFORE = re.compile(r"(?:version|release|firmware|fpga|uhd|driver|kernel|v)[\s:=]*\S{0,12}$", re.IGNORECASE)
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*(?![\w:])")
 _SSN = re.compile(r"(?<![\d-])(\d{3})[- ](\d{2})[- ](\d{4})(?![\d-])|(?<=SSN)[\s:#]*(\d{9})\b", re.IGNORECASE)
 _CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
@@ -97,7 +98,7 @@ _US_STATES = (
     "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
     "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
 )
-_ZIP = re.compile(rf"(?:\b(?P<st>{_US_STATES})\.?,?\s+|\b(?i:zip code|zip|postal code|zipcode)\s*:?\s*)"
+_ZIP = re.compile(rf"(?:\b(?P<st>{_US_STATES})\.?,?[ \t]+|\b(?i:zip code|zip|postal code|zipcode)[ \t]*:?[ \t]*)"
                   rf"(?P<zip>\d{{5}})(?:-\d{{4}})?\b")  # fmt: skip
 _STREET_TYPES = (
     r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|"
@@ -227,6 +228,9 @@ def ips(text: str) -> Iterator[Finding]:
             ipaddress.IPv4Address(m.group())
         except ValueError:
             continue
+        octets = m.group().split(".")
+        if sum(len(o) == 1 for o in octets) >= 3 or _VERSION_BEFORE.search(text, max(0, m.start() - 30), m.start()):
+            continue  # "4.1.0.4", "version 3.15.0.0": a version number, not an address
         yield _f(m, K.IP, "ipaddress", 0.9)
     if "::" in text or text.count(":") >= 4:
         for m in _IPV6.finditer(text):

@@ -113,7 +113,7 @@ def residual_identifiers(text: str, decisions: Sequence[Decision]) -> list[str]:
     """Identifier values that a rebuilt text still shows (the check before sending trusts no extractor)."""
     left = []
     for d in decisions:
-        if d.kind is None or not d.surface.strip() or d.replacement is None or d.surface in d.replacement:
+        if d.kind is None or len(d.surface.strip()) < 3 or d.replacement is None or d.surface in d.replacement:
             continue
         if re.search(rf"(?<!\w){re.escape(d.surface)}(?!\w)", text):
             left.append(f"{d.kind} {mask(d.surface)}")

