@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from gateway.model.identifiers import kinds as K
@@ -77,37 +76,34 @@ _CLITIC = re.compile(r"['’](?:s|m|re|ve|ll|d|t)$", re.IGNORECASE)
 _NAME_PREFIX = re.compile(r"^(?:Mc|Mac|O['’]|D['’]|L['’]|Fitz|Van|De|Di|Le|La)(?=[A-Z])")
 _INNER_CAPITAL = re.compile(r"(?<![-'’])[A-Z]")
 _COUPLE = re.compile(r" (?:and|&) (?:Mrs|Ms|Mr|Miss|Dr)\b")
-_TOKEN = re.compile(r"[^\W\d_](?:[\w’'-]*\w)?\.?|&")
+_CAP = re.compile(r"(?<![\w’'-])[^\W\d_a-z](?:[\w’'-]*\w)?\.?")
+_CONNECTOR_GAP = re.compile(
+    r" (of|for|and|&|de|del|della|der|den|di|du|la|le|van|von|y|al|el|bin|ibn|da|dos|das)(?: (the))? "
+)
 
 
-@dataclass(slots=True)
 class _Tok:
-    text: str
-    start: int
-    end: int
+    """A word of a capitalised run; what the judge asks of it is computed once."""
 
-    @property
-    def word(self) -> str:
-        return _CLITIC.sub("", self.text.rstrip("."))
+    __slots__ = ("acronym", "capitalised", "end", "initial", "start", "text", "word")
 
-    @property
-    def capitalised(self) -> bool:
+    def __init__(self, text: str, start: int, end: int) -> None:
+        self.text = text
+        self.start = start
+        self.end = end
+        word = text.rstrip(".")
+        if "'" in word or "’" in word:
+            word = _CLITIC.sub("", word)
+        self.word = word
+        self.initial = len(text) == 2 and text[1] == "." and text[0].isupper()
+        self.acronym = 2 <= len(word) <= 8 and word.isupper() and word.isalpha()
         # "B210", "USB3" are product codes and "TwinRX", "MSps" technical terms, not names; "McDonald",
         # "O'Brien" and "Jean-Pierre" are names.
-        t = self.text
-        if not t[:1].isupper() or any(ch.isdigit() for ch in t):
-            return False
-        inner = _NAME_PREFIX.sub("", t)[1:]
-        return inner.isupper() or not _INNER_CAPITAL.search(inner)
-
-    @property
-    def initial(self) -> bool:
-        return len(self.text) == 2 and self.text[1] == "." and self.text[0].isupper()
-
-    @property
-    def acronym(self) -> bool:
-        w = self.word
-        return 2 <= len(w) <= 8 and w.isupper() and w.isalpha()
+        if not text[:1].isupper() or any(ch.isdigit() for ch in text):
+            self.capitalised = False
+        else:
+            inner = _NAME_PREFIX.sub("", text)[1:]
+            self.capitalised = inner.isupper() or inner.islower() or not _INNER_CAPITAL.search(inner)
 
 
 def _sentence_initial(text: str, start: int) -> bool:
@@ -137,47 +133,41 @@ class NameRecognizer:
         self._lexicon = lexicon
 
     def __call__(self, text: str) -> Iterator[Finding]:
-        toks = [_Tok(m.group(), m.start(), m.end()) for m in _TOKEN.finditer(text)]
+        # Only capitalised words can start or carry a name: the rest of the text is never tokenized.
+        caps = [_Tok(m.group(), m.start(), m.end()) for m in _CAP.finditer(text) if m.group()[0].isupper()]
         shouting = _shouting_lines(text)
         found: list[Finding] = []
         i = 0
-        n = len(toks)
+        n = len(caps)
         while i < n:
-            t = toks[i]
-            if not t.capitalised or t.text == "&" or (len(t.word) == 1 and not t.initial):
-                i += 1
+            t = caps[i]
+            i += 1
+            if not t.capitalised or (len(t.word) == 1 and not t.initial):
                 continue
-            j = self._run_end(text, toks, i)
-            if not any(a <= t.start < b for a, b in shouting):
-                found.extend(self._judge(text, toks[i:j]))
-            i = j
-        yield from found
-        yield from self._mentions(text, toks, found)
-
-    def _run_end(self, text: str, toks: Sequence[_Tok], i: int) -> int:
-        """One past the last token of the capitalised run starting at i."""
-        j = i + 1
-        n = len(toks)
-        while j < n:
-            prev = toks[j - 1]
-            if prev.text.endswith(".") and not prev.initial and prev.word.lower() not in _ABBREVIATIONS:
-                break  # "in Istanbul. The Government": a full stop, not an abbreviation
-            gap = text[prev.end : toks[j].start]
-            t = toks[j]
-            if t.capitalised and gap in (" ", "-", "") and t.text != "&" and not toks[j - 1].text.endswith("’s"):
-                j += 1
-                continue
-            if gap == " " and t.word.lower() in _CONNECTORS:
-                # "of the", "and" between capitalised words; a connector must lead to one.
-                k = j + 1
-                if k < n and toks[k].word.lower() == "the" and text[t.end : toks[k].start] == " ":
-                    k += 1
-                if (k < n and toks[k].capitalised and text[toks[k - 1].end : toks[k].start] == " "
-                        and toks[k].word.lower() not in TITLES):  # fmt: skip
-                    j = k + 1
+            run = [t]
+            while i < n:
+                prev, nxt = run[-1], caps[i]
+                if prev.text.endswith(".") and not prev.initial and prev.word.lower() not in _ABBREVIATIONS:
+                    break  # "in Istanbul. The Government": a full stop, not an abbreviation
+                if prev.text.endswith(("’s", "'s")) or not nxt.capitalised:
+                    break
+                gap = text[prev.end : nxt.start]
+                if gap in (" ", "-", ""):
+                    run.append(nxt)
+                    i += 1
                     continue
-            break
-        return j
+                # "of the", "and" between capitalised words ("Court of Appeal"), but not before a title
+                # ("Mr Corell and Mr Frowein" are two people).
+                m = _CONNECTOR_GAP.fullmatch(gap)
+                if m is None or nxt.word.lower() in TITLES:
+                    break
+                run.extend(_Tok(m.group(g), prev.end + m.start(g), prev.end + m.end(g)) for g in (1, 2) if m.group(g))
+                run.append(nxt)
+                i += 1
+            if not any(a <= t.start < b for a, b in shouting):
+                found.extend(self._judge(text, run))
+        yield from found
+        yield from self._mentions(text, found)
 
     def _judge(self, text: str, run: Sequence[_Tok]) -> list[Finding]:
         lex = self._lexicon
@@ -236,8 +226,9 @@ class NameRecognizer:
         if len(words) > 1 and (whole := lex.word_class(" ".join(words))) in ("place", "person"):
             kind = K.LOC if whole == "place" else K.PERSON  # "United Kingdom", "New York", "Alice Walker"
             return [self._finding(text, start, end, kind, "name in the lexicon")]
-        greeted = _GREETINGS.search(text, max(0, start - 40), start) is not None
-        signed = _CLOSINGS.search(text, max(0, start - 60), start) is not None
+        line_start = text.rfind("\n", 0, start) + 1
+        greeted = start - line_start <= 24 and _GREETINGS.search(text, max(0, start - 40), start) is not None
+        signed = not text[line_start:start].strip() and _CLOSINGS.search(text, max(0, start - 60), start) is not None
         if (
             (greeted or signed)
             and len(words) <= 3
@@ -278,7 +269,7 @@ class NameRecognizer:
     def _finding(text: str, start: int, end: int, kind: str, source: str, score: float = 0.8) -> Finding:
         return Finding(start=start, end=end, kind=kind, text=text[start:end], score=score, source=source)
 
-    def _mentions(self, text: str, toks: Sequence[_Tok], found: Sequence[Finding]) -> Iterator[Finding]:
+    def _mentions(self, text: str, found: Sequence[Finding]) -> Iterator[Finding]:
         """Every other mention of a person's name or surname, wherever it stands."""
         names: set[str] = set()
         for f in found:
@@ -286,11 +277,14 @@ class NameRecognizer:
                 continue
             parts = [w for w in re.findall(r"[^\W\d_][\w’'-]*", f.text) if w.lower() not in TITLES]
             for w in parts:
+                w = _CLITIC.sub("", w)
                 if len(w) > 2 and w[0].isupper() and self._lexicon.word_class(w) != "common":
                     names.add(w)
         if not names:
             return
-        for t in toks:
-            if t.word in names:
-                yield Finding(start=t.start, end=t.start + len(t.word), kind=K.PERSON, text=t.word, score=0.6,
-                              source="another mention")  # fmt: skip
+        pattern = re.compile(
+            r"(?<![\w’'-])(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(?![\w-])"
+        )
+        for m in pattern.finditer(text):
+            yield Finding(start=m.start(), end=m.end(), kind=K.PERSON, text=m.group(), score=0.6,
+                          source="another mention")  # fmt: skip

@@ -32,27 +32,25 @@ _MONTHS = (
 )
 _DAY = r"(?:[12]\d|3[01]|0?[1-9])(?:st|nd|rd|th)?"
 _YEAR = r"(?:1[6-9]\d\d|20\d\d)"
+_YEAR_RE = re.compile(_YEAR)
 _M = rf"(?:{_MONTHS})\.?"
-_DATE_PATTERNS = [
-    # 21 March 2005, 21st of March, 2005 / 21 March / March 2005
-    rf"\b{_DAY}(?:\s+of)?\s+{_M}(?:,?\s+(?P<y1>{_YEAR}))?\b",
-    # March 21, 2005 / March 21 / March 2005
-    rf"\b{_M}\s+(?:{_DAY}(?:,?\s+(?P<y2>{_YEAR}))?|(?P<y3>{_YEAR}))\b",
-    # 04/12/1961, 4-12-61, 12.04.1961
-    rf"\b(?:0?[1-9]|[12]\d|3[01])(?P<sep>[/.-])(?:0?[1-9]|[12]\d|3[01])(?P=sep)(?P<y4>{_YEAR}|\d\d)\b",
-    # 1961-04-12
-    rf"\b(?P<y5>{_YEAR})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b",
+# Python's regular expressions scan fast only for a pattern whose first character is a fixed set; one that
+# opens with \b, a look-behind or a choice of words is tried at every position. So a date is looked for
+# where it can start (a digit, a month's capital, a year after a season) and matched there.
+_DATE_AT_DIGIT = re.compile(
+    rf"{_DAY}(?:\s+of)?\s+{_M}(?:,?\s+(?P<y1>{_YEAR}))?\b"  # 21 March 2005, 21st of March
+    rf"|(?:0?[1-9]|[12]\d|3[01])(?P<sep>[/.-])(?:0?[1-9]|[12]\d|3[01])(?P=sep)(?P<y4>{_YEAR}|\d\d)\b"  # 04/12/1961
+    rf"|(?P<y5>{_YEAR})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b"  # 1961-04-12
     # a time of day: 10 p.m., 14:30, 9.15 am
-    r"\b(?P<t>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?\b)",
-    # a season or a quarter of a year: "summer 2004", "Q3 2019"
-    rf"\b(?:(?:[Ss]pring|[Ss]ummer|[Aa]utumn|[Ff]all|[Ww]inter|Q[1-4])\s+(?:of\s+)?(?P<y6>{_YEAR}))\b",
-]
-# Months are written with a capital; matching case-sensitively keeps this one pass fast.
-_DATE = re.compile("|".join(f"(?:{p})" for p in _DATE_PATTERNS))
-# A bare year is a date element the law lets stay; it is still found (TAB counts it), and kept.
-_BARE_YEAR = re.compile(
-    rf"(?<![\d/.,-])\b(?:in|since|of|from|until|to|by|before|after|and|year|born)\s+(?P<y>{_YEAR})\b(?![\d/-])"
+    r"|(?P<t>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?\b)"
 )
+_DATE_AT_MONTH = re.compile(rf"{_M}\s+(?:{_DAY}(?:,?\s+(?P<y2>{_YEAR}))?|(?P<y3>{_YEAR}))\b")  # March 21, 2005
+_DIGIT_START = re.compile(r"\d(?<![\w.]\d)")
+_MONTH_START = re.compile(r"[JFMASOND](?<![\w][JFMASOND])")
+_YEAR_TOKEN = re.compile(r"\d(?<![\w./,-]\d)\d\d\d(?![\d/-])")
+# What may stand before a year: "summer 2004", "Q3 2019" (a date); "in 1983", "born 1961" (a year alone).
+_SEASON_BEFORE = re.compile(r"(?:[Ss]pring|[Ss]ummer|[Aa]utumn|[Ff]all|[Ww]inter|Q[1-4])\s+(?:of\s+)?$")
+_YEAR_WORD_BEFORE = re.compile(r"\b(?:in|since|of|from|until|to|by|before|after|and|year|born)\s+$")
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     "seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a few|several|a"
@@ -176,19 +174,39 @@ def _f(m: re.Match[str], kind: str, source: str, score: float = 0.85, group: int
                    source=source, parts=parts)  # fmt: skip
 
 
+def _anchored(starts: re.Pattern[str], pattern: re.Pattern[str], text: str) -> Iterator[re.Match[str]]:
+    """Matches of ``pattern`` at the positions ``starts`` finds, none overlapping the one before."""
+    pos = 0
+    for s in starts.finditer(text):
+        if s.start() < pos:
+            continue
+        m = pattern.match(text, s.start())
+        if m is not None and m.end() > m.start():
+            pos = m.end()
+            yield m
+
+
 def dates(text: str) -> Iterator[Finding]:
-    for m in _DATE.finditer(text):
-        year = next((m.group(g) for g in ("y1", "y2", "y3", "y4", "y5", "y6") if m.group(g)), None)
-        if year is not None and len(year) == 2:
-            year = None  # "4/12/61": the century is a guess; a placeholder, not a wrong year
-        if m.group("t"):
+    for m in (*_anchored(_DIGIT_START, _DATE_AT_DIGIT, text), *_anchored(_MONTH_START, _DATE_AT_MONTH, text)):
+        if m.group("t") if "t" in m.re.groupindex else None:
             yield _f(m, K.DATE, "time pattern", 0.8, parts=(("time", m.group("t")),))
             continue
+        year = next((m.group(g) for g in ("y1", "y2", "y3", "y4", "y5") if g in m.re.groupindex and m.group(g)), None)
+        if year is not None and len(year) == 2:
+            year = None  # "4/12/61": the century is a guess; a placeholder, not a wrong year
         yield _f(m, K.DATE, "date pattern", parts=(("year", year),) if year else ())
-    for m in _BARE_YEAR.finditer(text):
-        y = m.group("y")
-        yield Finding(start=m.start("y"), end=m.end("y"), kind=K.DATE, text=y, score=0.5, source="year",
-                      parts=(("year", y),))  # fmt: skip
+    for m in _YEAR_TOKEN.finditer(text):
+        y = m.group()
+        if not _YEAR_RE.fullmatch(y):
+            continue
+        window = text[max(0, m.start() - 16) : m.start()]
+        if (s := _SEASON_BEFORE.search(window)) is not None:
+            start = m.start() - len(window) + s.start()
+            yield Finding(start=start, end=m.end(), kind=K.DATE, text=text[start : m.end()], score=0.85,
+                          source="date pattern", parts=(("year", y),))  # fmt: skip
+        elif _YEAR_WORD_BEFORE.search(window):
+            yield Finding(start=m.start(), end=m.end(), kind=K.DATE, text=y, score=0.5, source="year",
+                          parts=(("year", y),))  # fmt: skip
 
 
 def durations(text: str) -> Iterator[Finding]:
@@ -327,7 +345,7 @@ def phones(text: str, region: str = "US") -> Iterator[Finding]:
     for m in _PHONE_CANDIDATE.finditer(text):
         raw = m.group().strip()
         digits = re.sub(r"\D", "", raw)
-        if not 7 <= len(digits) <= 15 or _DATE.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw):
+        if not 7 <= len(digits) <= 15 or _DATE_AT_DIGIT.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw):
             continue
         try:
             number = phonenumbers.parse(raw, region)

@@ -111,13 +111,17 @@ def sanitize_text(
 
 def residual_identifiers(text: str, decisions: Sequence[Decision]) -> list[str]:
     """Identifier values that a rebuilt text still shows (the check before sending trusts no extractor)."""
-    left = []
-    for d in decisions:
-        if d.kind is None or len(d.surface.strip()) < 3 or d.replacement is None or d.surface in d.replacement:
-            continue
-        if re.search(rf"(?<!\w){re.escape(d.surface)}(?!\w)", text):
-            left.append(f"{d.kind} {mask(d.surface)}")
-    return left
+    watch = {
+        d.surface: d.kind
+        for d in decisions
+        if d.kind is not None and len(d.surface.strip()) >= 3 and d.replacement is not None
+        and d.surface not in d.replacement
+    }  # fmt: skip
+    if not watch:
+        return []
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(watch, key=len, reverse=True))) + r")(?!\w)")
+    seen = dict.fromkeys(m.group() for m in pattern.finditer(text))
+    return [f"{watch[v]} {mask(v)}" for v in seen]
 
 
 def mask(value: str) -> str:
