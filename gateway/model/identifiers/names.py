@@ -76,7 +76,7 @@ _CLITIC = re.compile(r"['’](?:s|m|re|ve|ll|d|t)$", re.IGNORECASE)
 _NAME_PREFIX = re.compile(r"^(?:Mc|Mac|O['’]|D['’]|L['’]|Fitz|Van|De|Di|Le|La)(?=[A-Z])")
 _INNER_CAPITAL = re.compile(r"(?<![-'’])[A-Z]")
 _COUPLE = re.compile(r" (?:and|&) (?:Mrs|Ms|Mr|Miss|Dr)\b")
-_CAP = re.compile(r"(?<![\w’'-])[^\W\d_a-z](?:[\w’'-]*\w)?\.?")
+_CAP = re.compile(r"[^\W\d_a-z](?<![\w’'-].)(?:[\w’'-]*\w)?\.?")
 _CONNECTOR_GAP = re.compile(
     r" (of|for|and|&|de|del|della|der|den|di|du|la|le|van|von|y|al|el|bin|ibn|da|dos|das)(?: (the))? "
 )

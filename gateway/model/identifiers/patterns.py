@@ -61,10 +61,9 @@ _DURATION = re.compile(
     rf"(?:\s+(?:and|or)\s+{_AMOUNT}[- ](?:years?|months?|weeks?|days?|hours?))?\b",
     re.IGNORECASE,
 )
-_AGE = re.compile(
-    r"\b(?:(?:aged?|age of)\s*:?\s*(?P<a1>\d{1,3})\b|(?P<a2>\d{1,3})[- ](?:years?|yrs?|y/?o)[- ]old\b"
-    r"|(?P<a3>\d{1,3})\s*(?:yo|y/o|y\.o\.)(?=\W)|(?P<a4>\d{1,3})-year-old\b)",
-    re.IGNORECASE,
+_AGE_WORD = re.compile(r"[Aa](?<!\w[Aa])ge(?:d| of)?\s*:?\s*(?P<a>\d{1,3})\b")
+_AGE_NUMBER = re.compile(
+    r"\d(?<!\w\d)\d{0,2}(?:[- ](?:years?|yrs?|y/?o)[- ]old\b|\s*(?:yo|y/o|y\.o\.)(?=\W)|-year-old\b)", re.IGNORECASE
 )
 _CURRENCY = (
     r"euros?|EUR|dollars?|USD|US\$|pounds?(?: sterling)?|GBP|kronor|kroner|krona|SEK|NOK|DKK|francs?|CHF|"
@@ -82,13 +81,15 @@ _QUANTITY = re.compile(
 )
 _EMAIL = re.compile(r"\b[\w.%+'-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
 _URL = re.compile(r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]", re.IGNORECASE)
-_IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?!\d|\.\d)")
+# Each pattern opens with a set of characters and checks what stands before it after that (see _DATE_AT_DIGIT).
+_IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d|\.\d)")
 _VERSION_BEFORE = re.compile(r"(?:version|release|firmware|fpga|uhd|driver|kernel|v)[\s:=]*\S{0,12}$", re.IGNORECASE)
 _IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*(?![\w:])")
-_SSN = re.compile(r"(?<![\d-])(\d{3})[- ](\d{2})[- ](\d{4})(?![\d-])|(?<=SSN)[\s:#]*(\d{9})\b", re.IGNORECASE)
-_CARD = re.compile(r"(?<![\d-])(?:\d[ -]?){12,18}\d(?![\d-])")
-_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
-_PHONE_CANDIDATE = re.compile(r"(?<![\w+/.-])(?:\+|00)?\(?\d[\d\s().-]{5,18}\d(?:\s*(?:x|ext\.?)\s*\d{1,5})?(?![\w/-])")
+_SSN = re.compile(r"\d(?<![\d-]\d)\d\d[- ]\d\d[- ]\d{4}(?![\d-])")
+_SSN_LABELLED = re.compile(r"[Ss][Ss][Nn][\s:#]*(\d{9})\b")
+_CARD = re.compile(r"\d(?<![\d-]\d)(?:[ -]?\d){12,18}(?![\d-])")
+_IBAN = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
+_PHONE_CANDIDATE = re.compile(r"[+(\d](?<![\w+/.(-][+(\d])[\d\s().-]{5,19}\d(?:\s*(?:x|ext\.?)\s*\d{1,5})?(?![\w/-])")
 _PHONE_CONTEXT = re.compile(r"(?:phone|tel|telephone|mobile|cell|call|ph|fax|pager|contact|reach|number)\b[^\n]{0,20}$",
                             re.IGNORECASE)  # fmt: skip
 _FAX_CONTEXT = re.compile(r"fax\b[^\n]{0,12}$", re.IGNORECASE)
@@ -96,14 +97,14 @@ _US_STATES = (
     "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
     "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
 )
-_ZIP = re.compile(rf"(?:\b(?P<st>{_US_STATES})\.?,?[ \t]+|\b(?i:zip code|zip|postal code|zipcode)[ \t]*:?[ \t]*)"
-                  rf"(?P<zip>\d{{5}})(?:-\d{{4}})?\b")  # fmt: skip
+_FIVE_DIGITS = re.compile(r"\d(?<!\w\d)\d{4}(?:-\d{4})?\b")
+_ZIP_BEFORE = re.compile(rf"(?:\b(?:{_US_STATES})\.?,?[ \t]+|\b(?i:zip code|zip|postal code|zipcode)[ \t]*:?[ \t]*)$")
 _STREET_TYPES = (
     r"Street|St|Avenue|Ave|Road|Rd|Boulevard|Blvd|Lane|Ln|Drive|Dr|Court|Ct|Way|Place|Pl|Terrace|Ter|Circle|Cir|"
     r"Parkway|Pkwy|Highway|Hwy|Square|Sq|Trail|Trl|Alley|Row|Close|Crescent|Gardens|Strasse|Straße|Rue|Via|Calle"
 )
 _ADDRESS = re.compile(
-    rf"\b\d{{1,6}}[A-Za-z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z][\w'.-]*\s+){{1,4}}(?:{_STREET_TYPES})\b\.?"
+    rf"\d(?<!\w\d)\d{{0,5}}[A-Za-z]?\s+(?:[NSEW]\.?\s+)?(?:[A-Z][\w'.-]*\s+){{1,4}}(?:{_STREET_TYPES})\b\.?"
     rf"(?:,?\s+(?:Apt|Apartment|Suite|Ste|Unit|Room|Rm|Floor|Fl|#)\.?\s*#?\s*[\w-]+)?"
     rf"(?:,\s+(?P<city>[A-Z][a-z]+(?:[ -][A-Z][a-z]+){{0,2}}))?"
     rf"(?:,?\s+(?P<state>{_US_STATES})\b)?"
@@ -151,19 +152,28 @@ _LABEL_VALUE = (
     r"(?P<value>\d{2,5}(?:[ -]\d{2,5}){1,4}\b|[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|\d[\w/.-]*)"
 )
 _KIND_GROUP = {kind: f"k{i}" for i, (kind, _label) in enumerate(_LABELLED)}
-_LABELLED_RE = re.compile(
-    r"(?:(?<![\w])|(?<=\s)(?=#))(?:"
+_LABELLED_AT = re.compile(
+    r"(?:"
     + "|".join(f"(?P<{_KIND_GROUP[kind]}>{label})" for kind, label in _LABELLED)
     + rf")(?<!\.)(?:\b|(?<=#)){_LABEL_VALUE}",
     re.IGNORECASE,
 )
+# The words a label can start with: the label pattern is tried only where one stands (one scan of the words,
+# not a choice among fifty labels at every position).
+_LABEL_FIRST_WORDS = frozenset(
+    "mrn medical med patient hospital chart case member health insurance policy subscriber group beneficiary "
+    "medicare medicaid account acct a/c billing invoice license licence certificate dea npi driver driver's "
+    "drivers passport registration vin vehicle plate serial s/n sn device udi imei mac implant nhs national id "
+    "personnummer bsn nino sin tax tin ein application applications file reference ref ticket claim no #".split()
+)
+_WORD_START = re.compile(r"[A-Za-z](?<![\w#][A-Za-z])[A-Za-z'/]*|#")
 _GROUP_KIND = {g: k for k, g in _KIND_GROUP.items()}
 # Case numbers of courts and registries: 10424/05, 12345/2003.
-_CASE_NUMBER = re.compile(r"(?<![\w/])\d{4,6}/(?:\d{2}|\d{4})(?![\w/])")  # not "120/80"
-_VIN = re.compile(r"\b[A-HJ-NPR-Z0-9]{17}\b")
-_MAC = re.compile(r"\b(?:[0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}\b")
+_CASE_NUMBER = re.compile(r"\d(?<![\w/]\d)\d{3,5}/(?:\d{2}|\d{4})(?![\w/])")  # not "120/80"
+_VIN = re.compile(r"[A-HJ-NPR-Z0-9](?<!\w[A-HJ-NPR-Z0-9])[A-HJ-NPR-Z0-9]{16}\b")
+_MAC = re.compile(r"[0-9A-Fa-f](?<!\w[0-9A-Fa-f])[0-9A-Fa-f][:-](?:[0-9A-Fa-f]{2}[:-]){4}[0-9A-Fa-f]{2}\b")
 # A code a person would only write to identify one thing: letters and digits mixed, 6+ characters.
-_MIXED_CODE = re.compile(r"\b(?=[A-Z0-9-]*\d)(?=[A-Z0-9-]*[A-Z])[A-Z0-9]{2,}(?:-[A-Z0-9]+)+\b")
+_MIXED_CODE = re.compile(r"[A-Z0-9](?<![\w-][A-Z0-9])[A-Z0-9]+(?:-[A-Z0-9]+)+\b")
 
 Recognizer = Callable[[str], Iterator[Finding]]
 
@@ -215,8 +225,8 @@ def durations(text: str) -> Iterator[Finding]:
 
 
 def ages(text: str) -> Iterator[Finding]:
-    for m in _AGE.finditer(text):
-        value = next(m.group(g) for g in ("a1", "a2", "a3", "a4") if m.group(g))
+    for m in (*_AGE_WORD.finditer(text), *_AGE_NUMBER.finditer(text)):
+        value = m.group("a") if "a" in m.re.groupindex else re.match(r"\d+", m.group())[0]  # type: ignore[index]
         if 0 < int(value) < 130:
             yield _f(m, K.AGE, "age pattern", parts=(("age", value),))
 
@@ -263,10 +273,11 @@ def ips(text: str) -> Iterator[Finding]:
 
 def ssns(text: str) -> Iterator[Finding]:
     for m in _SSN.finditer(text):
-        digits = "".join(ch for ch in m.group() if ch.isdigit())[-9:]
-        if us_ssn.is_valid(digits):
-            yield Finding(start=m.end() - len(m.group().lstrip(" :#")) if m.group(4) else m.start(), end=m.end(),
-                          kind=K.SSN, text=m.group().lstrip(" :#"), score=0.95, source="stdnum.us.ssn")  # fmt: skip
+        if us_ssn.is_valid(re.sub(r"\D", "", m.group())):
+            yield _f(m, K.SSN, "stdnum.us.ssn", 0.95)
+    for m in _SSN_LABELLED.finditer(text):
+        if us_ssn.is_valid(m.group(1)):
+            yield _f(m, K.SSN, "stdnum.us.ssn", 0.95, group=1)
 
 
 def cards(text: str) -> Iterator[Finding]:
@@ -283,9 +294,13 @@ def ibans(text: str) -> Iterator[Finding]:
 
 
 _NATIONAL: list[tuple[re.Pattern[str], Callable[[str], bool], str]] = [
-    (re.compile(r"\b[A-Z]{6}\d\d[A-Z]\d\d[A-Z]\d{3}[A-Z]\b"), it_cf.is_valid, "stdnum.it.codicefiscale"),
-    (re.compile(r"\b\d{8}-?[A-Z]\b"), es_dni.is_valid, "stdnum.es.dni"),
-    (re.compile(r"\b[12]\s?\d\d\s?\d\d\s?(?:\d\d|2[AB])\s?\d{3}\s?\d{3}\s?\d\d\b"), fr_nir.is_valid, "stdnum.fr.nir"),
+    (re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]{5}\d\d[A-Z]\d\d[A-Z]\d{3}[A-Z]\b"), it_cf.is_valid, "stdnum.it.codicefiscale"),
+    (re.compile(r"\d(?<!\w\d)\d{7}-?[A-Z]\b"), es_dni.is_valid, "stdnum.es.dni"),
+    (
+        re.compile(r"[12](?<!\w[12])\s?\d\d\s?\d\d\s?(?:\d\d|2[AB])\s?\d{3}\s?\d{3}\s?\d\d\b"),
+        fr_nir.is_valid,
+        "stdnum.fr.nir",
+    ),
 ]
 _NEEDS_LABEL: list[tuple[Callable[[str], bool], str]] = [
     (gb_nhs.is_valid, "stdnum.gb.nhs"),
@@ -301,8 +316,19 @@ def national_ids(text: str) -> Iterator[Finding]:
                 yield _f(m, K.NATIONAL_ID, source, 0.95)
 
 
+def _labels(text: str) -> Iterator[re.Match[str]]:
+    pos = 0
+    for w in _WORD_START.finditer(text):
+        if w.start() < pos or w.group().lower() not in _LABEL_FIRST_WORDS:
+            continue
+        m = _LABELLED_AT.match(text, w.start())
+        if m is not None:
+            pos = m.end()
+            yield m
+
+
 def labelled_numbers(text: str) -> Iterator[Finding]:
-    for m in _LABELLED_RE.finditer(text):
+    for m in _labels(text):
         kind = next(_GROUP_KIND[g] for g in _GROUP_KIND if m.group(g) is not None)
         value = m.group("value").rstrip(".-/")
         if len(value) < 3 or not any(ch.isdigit() for ch in value) or (kind == K.CODE and len(value) < 4):
@@ -325,7 +351,8 @@ def labelled_numbers(text: str) -> Iterator[Finding]:
         if any(ch.isdigit() for ch in m.group()) and any(ch.isalpha() for ch in m.group()) and _vin_ok(m.group()):
             yield _f(m, K.VEHICLE, "VIN check digit", 0.9)
     for m in _MIXED_CODE.finditer(text):
-        if len(m.group()) >= 6:
+        code = m.group()
+        if len(code) >= 6 and any(c.isdigit() for c in code) and any(c.isalpha() for c in code):
             yield _f(m, K.CODE, "code pattern", 0.5)
 
 
@@ -365,9 +392,9 @@ def phones(text: str, region: str = "US") -> Iterator[Finding]:
 
 
 def zips(text: str) -> Iterator[Finding]:
-    for m in _ZIP.finditer(text):
-        yield Finding(start=m.start("zip"), end=m.end(), kind=K.ZIP, text=text[m.start("zip") : m.end()],
-                      score=0.85, source="ZIP after a state", parts=(("zip", m.group("zip")),))  # fmt: skip
+    for m in _FIVE_DIGITS.finditer(text):
+        if _ZIP_BEFORE.search(text, max(0, m.start() - 20), m.start()):
+            yield _f(m, K.ZIP, "ZIP after a state", 0.85, parts=(("zip", m.group()[:5]),))
 
 
 def addresses(text: str) -> Iterator[Finding]:
