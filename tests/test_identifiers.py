@@ -369,3 +369,34 @@ def test_tab_dev_set_quality(analyzer: Analyzer) -> None:
 def test_build_identifiers_reuses_the_engines_wordnet(engine: Engine) -> None:
     analyzer = build_identifiers(engine)
     assert {f.kind for f in analyzer.analyze("Dr. Okonkwo called.", {"PERSON"})} == {"PERSON"}
+
+
+def test_the_admin_shows_identifier_decisions_by_kind(tmp_path: Path, engine: Engine, analyzer: Analyzer) -> None:
+    from adminkit import Client, RunningAdmin, write_config
+
+    from extractors.mail import ContentPolicy
+    from gateway.config import PolicyConfig, load_config
+    from gateway.store.base import Envelope
+    from gateway.store.sqlite import SQLiteStore
+
+    config_path = write_config(tmp_path, 9)  # no release is sent: the relay port is never dialled
+    store = SQLiteStore(load_config(config_path).store.path)
+    pc = PolicyConfig(name="medical", sanitize=SanitizePolicy(entities=("HIV",), identifiers=SAFE_HARBOR),
+                      content=ContentPolicy())  # fmt: skip
+    job = sanitize_message(referral(), [pc], "r", engine=engine, identifiers=analyzer)
+    store.save(message_id="msgids0001", envelope=Envelope(sender="a@clinic.example", recipients=("b@example.com",),
+               client_address="192.0.2.9"), status="held", reason="review", policies=["medical"],
+               original=referral(), sanitized=job.data, decisions=job.decisions, utility=job.utility)  # fmt: skip
+    admin = RunningAdmin(config_path, store)
+    try:
+        alice = Client(admin.url)
+        alice.login("alice")
+        body = alice.get("/messages/msgids0001").body
+        table = body.split('id="decisions"', 1)[1].split("</table>", 1)[0]
+        rows = [r for r in table.split("<tr")[2:] if 'class="identifier"' in r]
+        assert rows and all("Solberg" not in r and "4471-2290" not in r for r in rows)
+        mrn = next(r for r in rows if "[MRN]" in r)
+        assert "<td>MRN</td>" in mrn and "identifier MRN" in mrn and "/feedback" not in mrn
+    finally:
+        admin.close()
+        store.close()
