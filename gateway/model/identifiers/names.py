@@ -1,7 +1,7 @@
 """Names of people, organisations and places: capitalised phrases, judged by a lexicon.
 
 Measured against a packaged spaCy model on the TAB development documents
-(see docs/identifiers.md), capitalised phrases read with WordNet find as
+(README, "Identifiers"), capitalised phrases read with WordNet find as
 much at a hundredth of the CPU: English marks names with capitals, and what
 a capital does not tell (is "Court" a name? is "Smith"?) a dictionary does.
 
@@ -282,9 +282,12 @@ class NameRecognizer:
                     names.add(w)
         if not names:
             return
-        pattern = re.compile(
-            r"(?<![\w’'-])(?:" + "|".join(map(re.escape, sorted(names, key=len, reverse=True))) + r")(?![\w-])"
-        )
-        for m in pattern.finditer(text):
-            yield Finding(start=m.start(), end=m.end(), kind=K.PERSON, text=m.group(), score=0.6,
-                          source="another mention")  # fmt: skip
+        for name in names:
+            i = text.find(name)
+            while i >= 0:
+                j = i + len(name)
+                before = text[i - 1] if i else " "
+                after = text[j] if j < len(text) else " "
+                if not (before.isalnum() or before in "_’'-") and not (after.isalnum() or after in "_-"):
+                    yield Finding(start=i, end=j, kind=K.PERSON, text=name, score=0.6, source="another mention")
+                i = text.find(name, j)

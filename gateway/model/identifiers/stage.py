@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from gateway.errors import ConfigError
-from gateway.model.identifiers.analyzer import Analyzer
+from gateway.model.identifiers.analyzer import Analyzer, find_words
 from gateway.model.identifiers.anonymizer import Replacement, anonymize
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
 from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
@@ -117,10 +117,7 @@ def residual_identifiers(text: str, decisions: Sequence[Decision]) -> list[str]:
         if d.kind is not None and len(d.surface.strip()) >= 3 and d.replacement is not None
         and d.surface not in d.replacement
     }  # fmt: skip
-    if not watch:
-        return []
-    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, sorted(watch, key=len, reverse=True))) + r")(?!\w)")
-    seen = dict.fromkeys(m.group() for m in pattern.finditer(text))
+    seen = dict.fromkeys(text[a:b] for a, b in sorted(find_words(text, watch)))
     return [f"{watch[v]} {mask(v)}" for v in seen]
 
 
