@@ -18,9 +18,9 @@ from extractors.pipeline import process
 from gateway.config import EngineFiles, PolicyConfig
 from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError
 from gateway.model.engine import Engine
-from gateway.model.memory import Memory, disclosed_terms
 from gateway.model.identifiers import Analyzer
 from gateway.model.identifiers.stage import mask
+from gateway.model.memory import Memory, disclosed_terms
 from gateway.model.records import Decision
 from gateway.store.base import DecisionRecord, HoldCause
 
@@ -128,7 +128,11 @@ def sanitize_message(
                           content_policy=strictest(policies), identifiers=identifiers,
                           disclosed=[memory[p.name].terms if p.name in memory else () for p in policies])  # fmt: skip
         final = outcome.results[-1].text if outcome.results else ""
-        disclosed = {p.name: disclosed_terms(engine, final, p.sanitize) for p in policies if p.name in memory}
+        disclosed = {
+            p.name: disclosed_terms(engine, final, p.sanitize)
+            for p in policies
+            if p.name in memory and p.sanitize.entities  # an identifiers-only policy has no groups to remember
+        }
     except ContentError as exc:
         log.info("%s: cannot be sanitized: %s", name, exc.message)
         return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,), cause=cause_of(exc))

@@ -22,7 +22,9 @@ from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compos
 
 
 class Sanitizer(Protocol):
-    def sanitize(self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = ()) -> SanitizeResult: ...
+    def sanitize(
+        self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = (), disclosed: Collection[str] = ()
+    ) -> SanitizeResult: ...
 
     def entities_of(self, policy: SanitizePolicy) -> tuple[Entity, ...]: ...
 
@@ -90,17 +92,20 @@ def sanitize_text(
     engine: Sanitizer,
     identifiers: Analyzer | None,
     avoid: Collection[str] = (),
+    disclosed: Collection[str] = (),
 ) -> SanitizeResult:
-    """One policy over a text: its identifier kinds, then its sensitive entities."""
+    """One policy over a text: its identifier kinds, then its sensitive entities (``disclosed``: Engine.sanitize)."""
     if not policy.identifiers:
-        return engine.sanitize(text, policy, avoid=avoid)
+        return engine.sanitize(text, policy, avoid=avoid, disclosed=disclosed)
     if identifiers is None:
         raise ConfigError("this policy removes identifiers, but no identifier analyzer was given")
     found = remove_identifiers(text, identifiers, policy)
     base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
     if not policy.entities or not found.text.strip():
         return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))
-    result = engine.sanitize(found.text, policy, avoid={*avoid, *(d.term for d in found.decisions)})
+    result = engine.sanitize(
+        found.text, policy, avoid={*avoid, *(d.term for d in found.decisions)}, disclosed=disclosed
+    )
     mapped = tuple(
         replace(d, spans=tuple(sorted({found.rewritten.to_original(*s) for s in d.spans}))) for d in result.decisions
     )
