@@ -9,6 +9,16 @@ fonts, numbering, the theme) are not parsed. A paragraph's runs are the
 pieces of its segment, so a term split over runs is found, and the
 replacement lands in the run where the term began, keeping its formatting.
 
+Beyond the words: every other place that can carry text is read too, so that
+nothing leaves unread: the extended and custom properties (Company, Manager,
+custom fields), every core property, comment and revision authors and
+initials, bookmark names, content-control aliases and tags, field codes
+(``MERGEFIELD``), document variables, picture names, external link targets
+and tooltips, and customXml data parts. An embedded Word package is read
+recursively and rebuilt in place; any other embedded object (an OLE binary,
+a workbook) is refused as unreadable, so the message is held or the
+attachment stripped, as the policy says.
+
 On rebuild only the parts that changed are serialized and compressed again;
 every other member is copied with its original compressed bytes.
 
@@ -21,6 +31,7 @@ Insertions are ordinary visible text.
 from __future__ import annotations
 
 import io
+import posixpath
 import struct
 import zipfile
 import zlib
@@ -41,7 +52,7 @@ M = "http://schemas.openxmlformats.org/officeDocument/2006/math"  # equations: t
 WP_STRICT = "http://purl.oclc.org/ooxml/drawingml/wordprocessingDrawing"
 # Text-bearing elements that are not a document's words: field codes, formulas, number formats.
 _NOT_WORDS = frozenset(
-    {f"{{{ns}}}{tag}" for ns in (W, C) for tag in ("instrText", "f", "formatCode")}
+    {f"{{{ns}}}{tag}" for ns in (W, C) for tag in ("f", "formatCode")}
     | {f"{{{ns}}}{tag}" for ns in (WP, WP_STRICT) for tag in ("align", "posOffset")}  # a drawing's placement
 )
 # ISO/IEC 29500 Strict names the same elements in other namespaces.
@@ -53,24 +64,23 @@ _DELETED = tuple(f"{{{ns}}}{tag}" for ns in (W, W_STRICT) for tag in ("del", "mo
 CP = "http://schemas.openxmlformats.org/package/2006/metadata/core-properties"
 DC = "http://purl.org/dc/elements/1.1/"
 CT = "http://schemas.openxmlformats.org/package/2006/content-types"
-# python-docx's names for the core properties, and where each lives in docProps/core.xml.
-CORE_FIELDS = {
-    "title": f"{{{DC}}}title",
-    "subject": f"{{{DC}}}subject",
-    "author": f"{{{DC}}}creator",
-    "keywords": f"{{{CP}}}keywords",
-    "comments": f"{{{DC}}}description",
-    "category": f"{{{CP}}}category",
-    "last_modified_by": f"{{{CP}}}lastModifiedBy",
-    "content_status": f"{{{CP}}}contentStatus",
-}
-CORE_PART = "docProps/core.xml"
 # Parts that hold formatting, never the document's text: not worth parsing (stylesWithEffects is often
 # 400 KB). Any other part under word/, known or not, is read.
 _NO_TEXT = tuple(
     f".{kind}+xml"
     for kind in ("styles", "stylesWithEffects", "settings", "webSettings", "fontTable", "numbering", "theme")
 )
+# Attributes that hold words on any element of a Word part (local names); ``name`` only where it is one.
+_TEXT_ATTRS = frozenset({"author", "initials", "tooltip", "descr", "title"})
+_NAMED_ELEMENTS = frozenset({"bookmarkStart", "docPr", "cNvPr"})
+R = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+# Elements whose w:val is a name a person typed: content-control alias and tag, document variables.
+_VAL_ELEMENTS = frozenset({"alias", "tag", "docVar"})
+_REL = "http://schemas.openxmlformats.org/package/2006/relationships"
+# Members read as data: every element's text and every attribute value with letters.
+_DATA_PARTS = ("docprops/", "customxml/")  # compared lower-case
+_DATA_SKIP_ATTRS = frozenset({"fmtid", "pid", "itemID", "uri", "schemaRef", "type", "lang"})
+_EMBEDDED_DOCX = (".docx", ".docm", ".dotx")
 DOCX_TYPES = frozenset(
     {
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -89,6 +99,8 @@ class DocxDocument:
     _segments: list[Segment] = field(default_factory=list)
     _dirty: set[str] = field(default_factory=set)  # members to write anew
     removed_deletions: int = 0
+    _embedded: dict[str, DocxDocument] = field(default_factory=dict)
+    _drop: set[str] = field(default_factory=set)  # embedded objects that cannot be read: removed
 
     @property
     def segments(self) -> list[Segment]:
@@ -96,14 +108,21 @@ class DocxDocument:
 
     @property
     def notes(self) -> list[Note]:
+        notes = [n for inner in self._embedded.values() for n in inner.notes]
+        notes += [Note(f"{self.part}:{m}", "embedded object removed", "not inspectable") for m in sorted(self._drop)]
         if not self.removed_deletions:
-            return []
+            return notes
         # Deleted text is invisible in Word but travels in the file: it leaves only as a rebuilt file.
-        return [Note(self.part, "tracked deletions removed", f"{self.removed_deletions} deletion(s) accepted")]
+        return [Note(self.part, "tracked deletions removed", f"{self.removed_deletions} deletion(s) accepted"), *notes]
 
     def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         dirty = set(self._dirty)
+        inner_pieces: dict[str, list[tuple[str, ...]]] = {m: [] for m in self._embedded}
+        binary: dict[str, bytes] = {}
         for (kind, member, elements), old, new in zip(self._slots, self._segments, pieces, strict=True):
+            if kind == "embedded":
+                inner_pieces[member].append(new)
+                continue
             if new == old.pieces:
                 continue
             dirty.add(member)
@@ -117,13 +136,46 @@ class DocxDocument:
                 element.set(name, new[0])
             else:  # a core property: the element's text
                 elements.text = new[0]
-        if not dirty:
+        for member, inner in self._embedded.items():
+            new_inner = inner_pieces[member]
+            if inner.notes or any(n != s.pieces for n, s in zip(new_inner, inner.segments, strict=True)):
+                binary[member] = inner.rebuild(new_inner)
+        if self._drop:
+            dirty |= self._unlink_dropped()
+        if not dirty and not binary and not self._drop:
             return self._data
         from lxml import etree
 
         replaced = {m: etree.tostring(self._roots[m], xml_declaration=True, encoding="UTF-8", standalone=True)
                     for m in dirty}  # fmt: skip
-        return _write_zip(self._data, self._infos, replaced)
+        infos = [i for i in self._infos if i.filename not in self._drop]
+        return _write_zip(self._data, infos, {**replaced, **binary})
+
+    def _unlink_dropped(self) -> set[str]:
+        """Remove the relationships to dropped members, and the elements that use them; the parts changed."""
+        changed: set[str] = set()
+        for rels_name, root in list(self._roots.items()):
+            if not rels_name.endswith(".rels"):
+                continue
+            folder = posixpath.dirname(posixpath.dirname(rels_name))
+            owner = posixpath.join(folder, posixpath.basename(rels_name)[: -len(".rels")])
+            gone: set[str] = set()
+            for rel in list(root.iter(f"{{{_REL}}}Relationship")):
+                target = posixpath.normpath(posixpath.join(folder, rel.get("Target") or ""))
+                if rel.get("TargetMode") != "External" and target.lstrip("/") in self._drop:
+                    gone.add(rel.get("Id") or "")
+                    rel.getparent().remove(rel)
+            if not gone:
+                continue
+            changed.add(rels_name)
+            owner_root = self._roots.get(owner)
+            if owner_root is None:
+                continue
+            for el in list(owner_root.iter()):
+                if isinstance(el.tag, str) and el.get(f"{{{R}}}id") in gone and el.getparent() is not None:
+                    el.getparent().remove(el)
+                    changed.add(owner)
+        return changed
 
 
 def _write_zip(original: bytes, infos: Sequence[zipfile.ZipInfo], replaced: dict[str, bytes]) -> bytes:
@@ -174,16 +226,52 @@ def _paragraph_segments(root: Any, part: str, member: str, doc: DocxDocument) ->
                     _add(doc, part, member, run)
                     run = []
             _add(doc, part, member, run)
+    for ns in (W, W_STRICT):  # field codes ("MERGEFIELD Diagnosis"): each its own segment
+        for instr in root.iter(f"{{{ns}}}instrText"):
+            _add(doc, f"{part} (field code)", member, [instr])
     for v in root.iter(f"{{{C}}}v"):  # a chart's series and category names (numbers are left alone)
         cache = v.getparent().getparent() if v.getparent() is not None else None
         if cache is not None and cache.tag == f"{{{C}}}strCache":
             _add(doc, f"{part} (chart)", member, [v])
-    for pr in root.iter(f"{{{WP}}}docPr", f"{{{WP_STRICT}}}docPr"):
-        for name in ("descr", "title"):
-            value = pr.get(name)
-            if value and value.strip():
-                doc._slots.append(("attr", member, (pr, name)))
-                doc._segments.append(Segment(f"{part} (picture {name})", (value,)))
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        local = el.tag.rsplit("}", 1)[-1]
+        for attr, value in el.attrib.items():
+            attr_local = attr.rsplit("}", 1)[-1]
+            named = (
+                attr_local in _TEXT_ATTRS
+                or (attr_local == "val" and local in _VAL_ELEMENTS)
+                or (attr_local == "name" and local in _NAMED_ELEMENTS)
+            )
+            if named and any(ch.isalpha() for ch in value):
+                doc._slots.append(("attr", member, (el, attr)))
+                doc._segments.append(Segment(f"{part} ({local} {attr_local})", (value,)))
+
+
+def _data_segments(root: Any, part: str, member: str, doc: DocxDocument) -> None:
+    """A data part (properties, customXml): every element's text and attribute value with letters."""
+    for el in root.iter():
+        if not isinstance(el.tag, str):
+            continue
+        local = el.tag.rsplit("}", 1)[-1]
+        if el.text and any(ch.isalpha() for ch in el.text):
+            doc._slots.append(("core", member, el))
+            doc._segments.append(Segment(f"{part} ({local})", (el.text,)))
+        for attr, value in el.attrib.items():
+            attr_local = attr.rsplit("}", 1)[-1]
+            if attr_local not in _DATA_SKIP_ATTRS and any(ch.isalpha() for ch in value):
+                doc._slots.append(("attr", member, (el, attr)))
+                doc._segments.append(Segment(f"{part} ({local} {attr_local})", (value,)))
+
+
+def _relationship_segments(root: Any, part: str, member: str, doc: DocxDocument) -> None:
+    """External targets of relationships (hyperlinks, linked pictures): a URL a recipient can read."""
+    for rel in root.iter(f"{{{_REL}}}Relationship"):
+        target = rel.get("Target") or ""
+        if rel.get("TargetMode") == "External" and any(ch.isalpha() for ch in target):
+            doc._slots.append(("attr", member, (rel, "Target")))
+            doc._segments.append(Segment(f"{part} (link target)", (target,)))
 
 
 def _add(doc: DocxDocument, part: str, member: str, run: list[Any]) -> None:
@@ -219,9 +307,26 @@ def extract_docx(data: bytes, *, part: str, limits: Limits) -> DocxDocument:
             raise UnreadableContentError("not a Word document (no main document part)", part=part)
         for info in doc._infos:
             name = info.filename
+            low = name.lower()
+            if low.startswith("word/embeddings/") or low.startswith("word/activex/"):
+                _embedded(zf, info, part, limits, doc)
+                continue
+            if low.endswith(".rels"):
+                rels = etree.fromstring(zf.read(name), parser=_parser())
+                doc._roots[name] = rels
+                _relationship_segments(rels, f"{part}:{name}", name, doc)
+                continue
+            if low.startswith(_DATA_PARTS) and low.endswith(".xml"):
+                data_root = etree.fromstring(zf.read(name), parser=_parser())
+                doc._roots[name] = data_root
+                _data_segments(data_root, f"{part}:{name}", name, doc)
+                continue
             if not name.startswith("word/") or not name.endswith(".xml"):
                 continue
             ctype = overrides.get("/" + name, defaults.get("xml", ""))
+            if ctype.endswith(".settings+xml"):
+                _doc_variables(zf, name, part, doc)
+                continue
             if ctype.endswith(_NO_TEXT):
                 continue
             root = etree.fromstring(zf.read(name), parser=_parser())
@@ -234,14 +339,6 @@ def extract_docx(data: bytes, *, part: str, limits: Limits) -> DocxDocument:
             before = len(doc._slots)
             _paragraph_segments(root, f"{part}:{name}", name, doc)
             _check_all_read(root, doc._slots[before:], name, part)
-        if CORE_PART in zf.namelist():
-            core = etree.fromstring(zf.read(CORE_PART), parser=_parser())
-            doc._roots[CORE_PART] = core
-            for field_name, tag in CORE_FIELDS.items():
-                element = core.find(tag)
-                if element is not None and element.text and element.text.strip():
-                    doc._slots.append(("core", CORE_PART, element))
-                    doc._segments.append(Segment(f"{part}:{CORE_PART} ({field_name})", (element.text,)))
     except (UnreadableContentError, UnsupportedContentError):
         raise
     except Exception as exc:  # zipfile, zlib and lxml raise many kinds on broken packages
@@ -249,6 +346,37 @@ def extract_docx(data: bytes, *, part: str, limits: Limits) -> DocxDocument:
     finally:
         zf.close()
     return doc
+
+
+def _doc_variables(zf: zipfile.ZipFile, name: str, part: str, doc: DocxDocument) -> None:
+    """Settings are formatting, but for document variables (``w:docVar``): read only when there are some."""
+    raw = zf.read(name)
+    if b"docVar" not in raw:
+        return
+    from lxml import etree
+
+    root = etree.fromstring(raw, parser=_parser())
+    doc._roots[name] = root
+    for ns in (W, W_STRICT):
+        for var in root.iter(f"{{{ns}}}docVar"):
+            for attr in (f"{{{ns}}}name", f"{{{ns}}}val"):
+                value = var.get(attr) or ""
+                if any(ch.isalpha() for ch in value):
+                    doc._slots.append(("attr", name, (var, attr)))
+                    doc._segments.append(Segment(f"{part}:{name} (document variable)", (value,)))
+
+
+def _embedded(zf: zipfile.ZipFile, info: zipfile.ZipInfo, part: str, limits: Limits, doc: DocxDocument) -> None:
+    """An embedded Word package is read like the document; anything else embedded cannot be read."""
+    name = info.filename
+    if not name.lower().endswith(_EMBEDDED_DOCX):
+        doc._drop.add(name)
+        return
+    inner = extract_docx(zf.read(info), part=f"{part}:{name}", limits=limits)
+    doc._embedded[name] = inner
+    for seg in inner.segments:
+        doc._slots.append(("embedded", name, None))
+        doc._segments.append(seg)
 
 
 def _check_all_read(root: Any, slots: Sequence[tuple[str, str, Any]], member: str, part: str) -> None:

@@ -1,9 +1,18 @@
 """RFC 5322 messages: every part a reader sees, taken apart and put back.
 
-Covered: the Subject, display names and comments of From/To/Cc/Reply-To,
-text/plain in any charset and transfer encoding (format=flowed kept),
-text/html (text and alt/title only), attachment file names (RFC 2231),
-DOCX and PDF attachments, and message/rfc822 parts, recursively.
+Write only what was read. Every header is either structural (addresses'
+addr-specs, Message-ID, Date, MIME structure, trace, signatures: kept as they
+are) or read as text: the Subject, Thread-Topic, Keywords, Comments,
+Content-Description, every unknown and X- header, and the display names and
+comments of every address header (From, Sender, To, Cc, Bcc, Reply-To,
+Disposition-Notification-To, Resent-*, ...). Unknown headers are read rather
+than dropped: mailing lists, filters and clients rely on them, and a header
+read as text is rewritten only where it is risky. Preambles and epilogues are
+read as text too. Every text-like part is read whatever its subtype (text/*,
+JSON, XML, an octet-stream that is text, UTF-16), in its charset; a charset
+Python does not know holds the part unless its bytes are plain ASCII.
+HTML, DOCX and PDF parts, attachment file names (RFC 2231) and
+message/rfc822 parts are read, recursively.
 
 What cannot be inspected (encrypted parts, unknown binary types, broken
 parts) is handled by ``ContentPolicy``: by default the message is held.
@@ -40,13 +49,41 @@ from gateway.errors import (
 )
 
 Handling = Literal["pass", "strip", "quarantine"]
-ADDRESS_HEADERS = ("From", "To", "Cc", "Reply-To")
-SIGNATURE_HEADER = "X-Sanigate-Signature"
+SIGNATURE_HEADER_NAME = SIGNATURE_HEADER = "X-Sanigate-Signature"
+ADDRESS_HEADERS = frozenset(
+    h.lower()
+    for h in (
+        "From", "To", "Cc", "Bcc", "Reply-To", "Sender", "Resent-From", "Resent-To", "Resent-Cc", "Resent-Bcc",
+        "Resent-Sender", "Resent-Reply-To", "Disposition-Notification-To", "Return-Receipt-To", "Errors-To",
+        "Mail-Followup-To", "Mail-Reply-To", "Original-Recipient", "Apparently-To",
+    )
+)  # fmt: skip
+# Structure, routing, identifiers and signatures: no words a person wrote; kept as they are.
+STRUCTURAL_HEADERS = frozenset(
+    h.lower()
+    for h in (
+        "Date", "Message-ID", "In-Reply-To", "References", "MIME-Version", "Content-Type",
+        "Content-Transfer-Encoding", "Content-ID", "Content-Disposition", "Content-Language", "Content-Length",
+        "Content-Location", "Content-MD5", "Received", "Return-Path", "Delivered-To", "X-Original-To",
+        "DKIM-Signature", "DomainKey-Signature", "ARC-Seal", "ARC-Message-Signature", "ARC-Authentication-Results",
+        "Authentication-Results", "Received-SPF", "X-Received", "X-Google-DKIM-Signature", "X-Gm-Message-State",
+        "X-Google-Smtp-Source", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Post", "List-Help",
+        "List-Subscribe", "List-Owner", "List-Archive", "Precedence", "Auto-Submitted", "Importance", "Priority",
+        "X-Priority", "X-MSMail-Priority", "Sensitivity", "Thread-Index", "X-MS-Has-Attach", "X-MS-TNEF-Correlator",
+        "Autocrypt", "Resent-Date", "Resent-Message-ID", "X-Sanigate", SIGNATURE_HEADER_NAME,
+    )
+)  # fmt: skip
 _COMMENT = re.compile(r"\(((?:[^()\\]|\\.)*)\)")
 _ENCRYPTED_TYPES = frozenset({"multipart/encrypted", "application/pgp-encrypted"})
 _PKCS7 = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
 _SIGNATURES = frozenset({"application/pkcs7-signature", "application/x-pkcs7-signature", "application/pgp-signature"})
-_PASS_TYPES = frozenset({"text/calendar", "message/delivery-status", "message/disposition-notification"})
+# Application types that are text by definition (read as text whatever their charset parameter says).
+_TEXT_APPLICATIONS = frozenset(
+    {"application/json", "application/xml", "application/javascript", "application/x-javascript",
+     "application/ecmascript", "application/x-sh", "application/x-csh", "application/x-tex", "application/rtf",
+     "application/x-yaml", "application/yaml", "application/toml", "application/ld+json", "application/ics",
+     "application/x-subrip", "application/sql", "application/csv", "application/x-perl", "application/x-python"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,38 +163,44 @@ class _Walker:
                     f"header {name} is {len(str(value))} characters (limit {self.limits.max_header_line})",
                     part=label or "message",
                 )
-        prefix = f"{label} " if label else ""
-        self._subject(msg, f"{prefix}header Subject")
-        for name in ADDRESS_HEADERS:
-            self._addresses(msg, name, f"{prefix}header {name}")
-        self.entity(msg, label or "body", depth)
+        self.headers(msg, f"{label} " if label else "")
+        self.entity(msg, label or "body", depth, headers_read=True)
 
-    def _subject(self, msg: Message, label: str) -> None:
-        raw = msg.get("Subject")
-        if raw is None:
-            return
-        value = _decoded("Subject", raw, label)
+    def headers(self, msg: Message, prefix: str) -> None:
+        """Every header: structural ones kept, address headers' names read, all others read as text."""
+        for index, (name, raw) in enumerate(_raw_headers(msg)):
+            low = name.lower()
+            if low in STRUCTURAL_HEADERS or low.startswith(("x-ms-exchange-", "x-microsoft-antispam", "arc-")):
+                continue
+            label = f"{prefix}header {name}"
+            if low in ADDRESS_HEADERS:
+                self._addresses(msg, index, name, raw, label)
+            else:
+                self._text_header(msg, index, name, raw, label)
+
+    def _text_header(self, msg: Message, index: int, name: str, raw: object, label: str) -> None:
+        value = _decoded(name, raw, label)
         if not value.strip():
             return
 
-        def set_subject(new: Sequence[tuple[str, ...]]) -> None:
-            msg.replace_header("Subject", _encoded("Subject", "".join(new[0])))
+        def set_header(new: Sequence[tuple[str, ...]]) -> None:
+            _set_header(msg, index, name, _encoded(name, "".join(new[0])))
 
-        self.doc._add([Segment(label, (value,))], set_subject)
+        self.doc._add([Segment(label, (value,))], set_header)
 
-    def _addresses(self, msg: Message, name: str, label: str) -> None:
-        raw = msg.get(name)
-        if raw is None or _BARE_ADDRESSES.fullmatch(str(raw)):
+    def _addresses(self, msg: Message, index: int, name: str, raw: object, label: str) -> None:
+        if _BARE_ADDRESSES.fullmatch(str(raw)):
             return  # no display name, no comment: nothing a person wrote (and the common case, parsed cheaply)
         try:
-            header = email.policy.default.header_factory(name, str(raw))
+            # Parsed as an address list whatever its name: the registry knows only the common ones.
+            header = email.policy.default.header_factory("To", _unicode(raw))
         except Exception:
-            return  # an address header the parser cannot read has no display names to find
+            return  # no display names to find; the verifier still reads the header as it leaves
         groups = getattr(header, "groups", None)
         if not groups:
             return
         comments = []
-        for m in _COMMENT.finditer(str(raw)):
+        for m in _COMMENT.finditer(_unicode(raw)):
             try:
                 comments.append(str(email.header.make_header(email.header.decode_header(m.group(1)))))
             except Exception:
@@ -194,18 +237,20 @@ class _Walker:
                 text = names.get(("comment", ci, -1), c).replace("(", "[").replace(")", "]")
                 if text.strip():
                     value += f" ({text})"
-            msg.replace_header(name, _encoded(name, value))
+            _set_header(msg, index, name, _encoded(name, value))
 
         self.doc._add(segments, set_addresses)
 
     # -- body -----------------------------------------------------------------
-    def entity(self, part: Message, label: str, depth: int) -> None:
+    def entity(self, part: Message, label: str, depth: int, *, headers_read: bool = False) -> None:
         self.parts += 1
         if self.parts > self.limits.max_parts:
             raise LimitExceededError(f"more than {self.limits.max_parts} MIME parts", part=label)
         if depth > self.limits.max_depth:
             raise LimitExceededError(f"MIME parts nested deeper than {self.limits.max_depth}", part=label)
         ctype = _content_type(part)
+        if not headers_read:
+            self.headers(part, f"{label} ")
         self._filename(part, label)
         if ctype in _ENCRYPTED_TYPES or (ctype in _PKCS7 and "signed" not in str(part.get_param("smime-type") or "")):
             self._cannot_read(
@@ -235,6 +280,7 @@ class _Walker:
             self._plain(part, label)
             return
         if part.is_multipart():
+            self._preamble(part, label)
             children = [c for c in part.get_payload() if isinstance(c, Message)]
             if ctype == "multipart/signed" and children:
                 self._signed(part, children, label, depth)
@@ -247,18 +293,20 @@ class _Walker:
         filename = (part.get_filename() or "").lower()
         maintype = ctype.split("/", 1)[0]
         try:
-            if ctype == "text/html":
+            if ctype in ("text/html", "application/xhtml+xml"):
                 self._html(part, label)
-            elif maintype == "text" and ctype not in _PASS_TYPES:
+            elif maintype == "text" or ctype in _TEXT_APPLICATIONS or ctype.endswith(("+xml", "+json")):
                 self._plain(part, label)
+            elif maintype == "message":
+                self._plain(part, label)  # delivery-status, disposition-notification: header-like text
             elif ctype in DOCX_TYPES or filename.endswith((".docx", ".docm")):
                 self._docx(part, label)
             elif ctype == "application/pdf" or filename.endswith(".pdf"):
                 self._pdf(part, label)
-            elif ctype in _PASS_TYPES:
-                return
             elif maintype in ("image", "audio", "video"):
                 self._media(part, label)
+            elif _is_text(part):
+                self._plain(part, label)  # an octet-stream (or an unknown type) that is text
             else:
                 self._cannot_read(
                     part,
@@ -271,6 +319,17 @@ class _Walker:
             if isinstance(exc, LimitExceededError):
                 raise
             self._cannot_read(part, label, exc, handling)
+
+    def _preamble(self, part: Message, label: str) -> None:
+        for attr in ("preamble", "epilogue"):
+            text = getattr(part, attr)
+            if not isinstance(text, str) or not text.strip():
+                continue
+
+            def set_text(new: Sequence[tuple[str, ...]], attr: str = attr) -> None:
+                setattr(part, attr, "".join(new[0]))
+
+            self.doc._add([Segment(f"{label} {attr}", (_unicode(text),))], set_text)
 
     def _filename(self, part: Message, label: str) -> None:
         try:
@@ -296,12 +355,7 @@ class _Walker:
         except (LookupError, UnicodeError, ValueError, AssertionError, KeyError) as exc:
             raise UnreadableContentError(f"text cannot be decoded ({type(exc).__name__}: {exc})", part=label) from exc
         if isinstance(content, bytes):
-            raw = content
-            charset = part.get_content_charset() or "utf-8"
-            try:
-                content = raw.decode(charset, "replace")
-            except LookupError:
-                content = raw.decode("utf-8", "replace")
+            content = _decode_body(content, part, label)
         if not isinstance(content, str):
             raise UnreadableContentError("text part without text", part=label)
         if _looks_binary(content):
@@ -325,13 +379,22 @@ class _Walker:
     def _html(self, part: Message, label: str) -> None:
         html_doc = scan(self._text(part, label), f"{label} text/html")
         segments = html_doc.segments
-        if not segments:
-            return
+        done: list[bool] = []
 
         def set_html(new: Sequence[tuple[str, ...]]) -> None:
             _set_text_payload(part, html_doc.rebuild_text(new))
+            done.append(True)
 
-        self.doc._add(segments, set_html)
+        if segments:
+            self.doc._add(segments, set_html)
+        if html_doc.removed:
+            self.doc.notes.append(Note(f"{label} text/html", "scripts removed", f"{len(html_doc.removed)} script(s)"))
+
+            def rebuild_anyway(_changed: bool) -> None:
+                if not done:
+                    set_html([s.pieces for s in segments])
+
+            self.doc._after.append(rebuild_anyway)
 
     def _binary(self, part: Message, label: str) -> bytes:
         data = part.get_payload(decode=True)
@@ -419,12 +482,88 @@ _ADDR = r"\s*<?[^\s<>\"(),;:@\\]+@[^\s<>\"(),;:\\]+>?\s*"
 _BARE_ADDRESSES = re.compile(rf"{_ADDR}(?:,{_ADDR})*")
 
 
-def _decoded(name: str, raw: object, label: str) -> str:
-    """A header as a reader sees it: RFC 2047 decoded, unfolded."""
+_FOLD = re.compile(r"\r?\n(?=[ \t])")
+
+
+def _unicode(raw: object) -> str:
+    """A header value as parsed (8-bit bytes as surrogates) in Unicode: UTF-8 as sent, else Latin-1."""
+    s = _FOLD.sub("", str(raw))
+    if s.isascii() or not any("\udc80" <= ch <= "\udcff" for ch in s):
+        return s
+    data = s.encode("utf-8", "surrogateescape")
     try:
-        return str(email.policy.default.header_factory(name, str(raw)))
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data.decode("latin-1")
+
+
+def _decoded(name: str, raw: object, label: str) -> str:
+    """A header as a reader sees it: raw UTF-8 or RFC 2047 decoded, unfolded."""
+    value = _unicode(raw)
+    try:
+        decoded = str(email.policy.default.header_factory(name, value))
     except Exception as exc:
         raise UnreadableContentError(f"undecodable {name} header ({exc})", part=label) from exc
+    if "\ufffd" in decoded and "\ufffd" not in value:
+        # An encoded word in a charset Python does not know: what it says cannot be read.
+        raise UnreadableContentError(f"header {name} is in an unknown charset", part=label)
+    return decoded
+
+
+def _raw_headers(msg: Message) -> list[tuple[str, object]]:
+    """The header fields as parsed, 8-bit bytes kept as surrogates (``items()`` would mangle them)."""
+    headers: list[tuple[str, object]] = msg._headers  # type: ignore[attr-defined]
+    return list(headers)
+
+
+def _set_header(msg: Message, index: int, name: str, value: str) -> None:
+    """Replace the ``index``-th header field in place (a name may occur several times)."""
+    headers: list[tuple[str, object]] = msg._headers  # type: ignore[attr-defined]
+    headers[index] = (name, value)
+
+
+def _decode_body(raw: bytes, part: Message, label: str) -> str:
+    charset = part.get_content_charset()
+    if charset is None and raw[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        charset = "utf-16"
+    if charset is None and _utf16_without_bom(raw):
+        charset = "utf-16-le" if raw[1:2] == b"\x00" else "utf-16-be"
+    if charset is None:
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw.decode("latin-1")  # undeclared 8-bit text: every byte a character
+    try:
+        return raw.decode(charset, "replace")
+    except LookupError:
+        if raw.isascii():
+            return raw.decode("ascii")
+        raise UnreadableContentError(f"text in an unknown charset ({charset})", part=label) from None
+
+
+def _utf16_without_bom(raw: bytes) -> bool:
+    sample = raw[:512]
+    half = len(sample) // 2
+    return half >= 4 and (sample[1::2].count(0) > 0.9 * half or sample[0::2].count(0) > 0.9 * half)
+
+
+def _is_text(part: Message) -> bool:
+    """An attachment whose bytes are text (UTF-8, UTF-16 or plain ASCII) whatever its declared type."""
+    try:
+        raw = part.get_payload(decode=True)
+    except Exception:
+        return False
+    if not isinstance(raw, bytes) or not raw.strip():
+        return False
+    if raw[:2] in (b"\xff\xfe", b"\xfe\xff") or _utf16_without_bom(raw):
+        return True
+    try:
+        text = raw[:65536].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        if exc.start < 65536 - 4:
+            return False
+        text = raw[: exc.start].decode("utf-8")
+    return not _looks_binary(text) and "\x00" not in text
 
 
 def _encoded(name: str, value: str) -> str:
@@ -457,6 +596,9 @@ def _looks_binary(text: str) -> bool:
 def _set_text_payload(part: Message, text: str) -> None:
     """New text in the part's own charset and transfer encoding; every other header kept."""
     charset = part.get_content_charset() or "us-ascii"
+    if part.get_content_charset() is None and part.get_content_maintype() != "text" and not text.isascii():
+        charset = "utf-8"
+        part.set_param("charset", charset)
     try:
         raw = text.encode(charset)
     except (LookupError, UnicodeEncodeError):

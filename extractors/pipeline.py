@@ -6,6 +6,11 @@ multipart/alternative, and a DOCX attachment. Policies apply one after
 another, each to the output of the previous. The rebuilt content is extracted
 again, and if any flagged term is still in it the content is held
 (``ResidualRiskError``), never forwarded.
+
+Then, changed or not, the bytes that would leave go through the independent
+verifier (``gateway.verify``): it reads every layer of the raw output with
+its own parsers and holds the content (``TraceFoundError``) if any name of
+any entity of the policies is still there, in any channel.
 """
 
 from __future__ import annotations
@@ -22,11 +27,13 @@ from extractors.limits import Limits
 from extractors.mail import ContentPolicy, extract_mail
 from extractors.pdf import extract_pdf
 from extractors.plain import PlainDocument
-from gateway.errors import InputError, ResidualRiskError, SanigateError
+from gateway.errors import InputError, ResidualRiskError, SanigateError, TraceFoundError
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer, residual_identifiers, sanitize_text
-from gateway.model.records import Decision, SanitizePolicy, SanitizeResult
+from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult
 from gateway.model.rewrite import Edit, TextEdit, apply_text_edits, compose
+from gateway.model.terms import STOPWORDS
+from gateway.verify import Needles, find_trace
 
 Kind = Literal["mail", "docx", "pdf", "text"]
 DEFAULT_LIMITS = Limits()
@@ -80,9 +87,14 @@ def detect_kind(data: bytes, name: str = "") -> Kind:
         return "docx"
     if low.endswith(".docx"):
         return "docx"
-    if low.endswith((".eml", ".msg")) or looks_like_mail(data):
+    if low.endswith((".eml", ".msg")):
         return "mail"
-    return "text"
+    if low.endswith(_TEXT_SUFFIXES):
+        return "text"  # a note that starts like a header block is still a note: its name says so
+    return "mail" if looks_like_mail(data) else "text"
+
+
+_TEXT_SUFFIXES = (".txt", ".text", ".md", ".rst", ".csv", ".tsv", ".log", ".json", ".xml", ".ics", ".vcf")
 
 
 def looks_like_mail(data: bytes) -> bool:
@@ -197,12 +209,49 @@ def _process(
     notes: list[Note] = list(extracted.notes)
     changed = any(r.decisions for r in results)
     if not changed and not notes:
+        if verify:
+            verify_output(data, kind, engine=engine, policies=policies, name=name)
         return Outcome(kind, data, False, tuple(results), tuple(spans), (), len(extracted.segments))
     out = extracted.rebuild(pieces)
     notes = list(extracted.notes)  # rebuilding a message can add notes (a PDF re-rendered)
-    if verify and changed:
-        check_output(out, kind, engine=engine, results=results, name=name, limits=limits)
+    if verify:
+        if changed:
+            check_output(out, kind, engine=engine, results=results, name=name, limits=limits)
+        verify_output(out, kind, engine=engine, policies=policies, name=name)
     return Outcome(kind, out, changed, tuple(results), tuple(spans), tuple(notes), len(extracted.segments))
+
+
+def verify_output(data: bytes, kind: Kind, *, engine: Engine, policies: Sequence[SanitizePolicy], name: str) -> None:
+    """The independent last check: no name of any entity of the policies anywhere in ``data``."""
+    entities = tuple(e for p in policies for e in engine.entities_of(p))
+    found = find_trace(data, kind, _needles(engine, entities), part=name)
+    if found is not None:
+        view, hit = found
+        raise TraceFoundError(term=hit.term, entity=hit.entity, part=view.part, location=view.location)
+
+
+def plain_word(engine: Engine, word: str) -> bool:
+    """Is a lower-case acronym also an ordinary word ("aids": the plural of "aid")?"""
+    language = engine.language
+    return (
+        word in STOPWORDS
+        or language.lemmatize(word) != word
+        or (word.endswith("s") and language.plural(word[:-1]) == word)
+    )
+
+
+_NEEDLES: dict[tuple[int, tuple[Entity, ...]], Needles] = {}
+
+
+def _needles(engine: Engine, entities: tuple[Entity, ...]) -> Needles:
+    key = (id(engine), entities)
+    needles = _NEEDLES.get(key)
+    if needles is None:
+        needles = Needles(entities, is_plain_word=lambda w: plain_word(engine, w))
+        if len(_NEEDLES) > 64:
+            _NEEDLES.clear()
+        _NEEDLES[key] = needles
+    return needles
 
 
 def check_output(

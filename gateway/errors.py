@@ -108,3 +108,19 @@ class ResidualRiskError(ContentError):
     reason = "residual-risk"
     smtp_code = 451
     smtp_status = "4.7.0"
+
+
+class TraceFoundError(ResidualRiskError):
+    """The last check found a name of a protected entity in the output: the message is held.
+
+    ``term`` is the name as the policy knows it (not message text), ``part`` the MIME part, ZIP
+    entry or PDF object it was found in, and ``location`` where inside that part.
+    """
+
+    reason = "trace-found"
+
+    def __init__(self, *, term: str, entity: str, part: str, location: str) -> None:
+        super().__init__(f"{entity!r} still named ({term!r}) in the output at {location}", part=part)
+        self.term = term
+        self.entity = entity
+        self.location = location

@@ -71,13 +71,23 @@ def test_combine_and_split_are_inverse() -> None:
     assert starts[1] == text.index("two")
 
 
-def test_html_scan_skips_script_and_keeps_markup() -> None:
-    src = '<p class="x">HIV <a href="/hiv">test</a></p><script>var hiv = "HIV";</script><img alt="HIV chart" src=a.png>'
+def test_html_scan_reads_urls_and_attributes_removes_scripts_and_keeps_markup() -> None:
+    src = (
+        '<p class="x">HIV <a href="/hiv%20clinic">test</a></p><script>var hiv = "HIV";</script>'
+        '<img alt="HIV chart" src=a.png><!-- HIV --><meta name="d" content="HIV">'
+    )
     doc = scan(src, "html")
-    assert [s.text for s in doc.segments] == ["HIV test", "HIV chart"]
-    out = doc.rebuild_text([("virus ", "test"), ("virus chart",)])
-    expected = src.replace('">HIV <a', '">virus <a').replace('alt="HIV chart"', 'alt="virus chart"')
+    assert [s.text for s in doc.segments] == ["/hiv clinic", "HIV test", "HIV chart", "a.png", " HIV ", "d", "HIV"]
+    out = doc.rebuild_text(
+        [("/virus clinic",), ("virus ", "test"), ("virus chart",), ("a.png",), (" virus ",), ("d",), ("virus",)]
+    )
+    expected = (
+        '<p class="x">virus <a href="/virus%20clinic">test</a></p>'
+        '<img alt="virus chart" src=a.png><!-- virus --><meta name="d" content="virus">'
+    )
     assert out == expected
+    # A script is cut even when nothing else changes.
+    assert doc.rebuild_text([s.pieces for s in doc.segments]) == src.replace('<script>var hiv = "HIV";</script>', "")
 
 
 # -- mail -----------------------------------------------------------------------
@@ -99,9 +109,9 @@ def test_mail_round_trip(engine: Engine) -> None:
     plain = next(p for p in after.walk() if p.get_content_type() == "text/plain" and not p.get_filename())
     assert plain.get_content_charset() == "iso-8859-1"
     assert plain["Content-Transfer-Encoding"] == "quoted-printable"
-    # HTML: markup, links and scripts untouched, text and alt/title changed.
+    # HTML: markup untouched; text, alt/title and link URLs sanitized; scripts removed.
     html = next(p for p in after.walk() if p.get_content_type() == "text/html").get_content()
-    assert 'href="https://example.org/hiv"' in html and "var s = 'HIV';" in html
+    assert 'href="https://example.org/ill%20health"' in html and "<script>" not in html
     assert "<b>" in html and "<i>" in html
     # The reports says which part each span came from.
     parts = {s.part for spans in outcome.spans for s in spans}

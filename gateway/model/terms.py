@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from gateway.model.normalize import INVISIBLE_CLASS, fold
+
 NORMALIZATION_VERSION = 2
 
 Lemmatizer = Callable[[str], str]
@@ -41,9 +43,23 @@ STOPWORDS: frozenset[str] = frozenset(
     """.split()
 )
 
-# Abbreviations ("U.S."), then words (inner hyphens and apostrophes), then
-# numbers. A dot inside a word ends it: "mail.example.com" is three words.
-_WORD = re.compile(r"(?:[^\W\d_]\.){2,}|[^\W\d_](?:[\w\-'\u2019]*[^\W_])?|\d[\w.,:/\-]*", re.UNICODE)
+# Abbreviations ("U.S."), then words (inner hyphens and apostrophes, and the
+# invisible characters a reader does not see: "H\u00adIV" is one word), then
+# numbers. A dot inside a word ends it: "mail.example.com" is three words; so
+# does an underscore ("HIV_results.txt" names HIV).
+_WORD = re.compile(
+    rf"(?:[^\W\d_]\.){{2,}}|[^\W\d_](?:[^\W_]|[\-'\u2019{INVISIBLE_CLASS}])*(?<![\-'\u2019{INVISIBLE_CLASS}])"
+    r"|\d[\w.,:/\-]*",
+    re.UNICODE,
+)
+# A word glued to letters of a script written without spaces ("患者HIV阳性"): split where the script changes.
+_SPACELESS = "\u2e80-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f\u0e00-\u0e7f\U00020000-\U0002fa1f"
+_SCRIPT_RUNS = re.compile(rf"[{_SPACELESS}]+|[^{_SPACELESS}]+")
+_HAS_SPACELESS = re.compile(rf"[{_SPACELESS}]")
+# A number glued to a word: "43HIV", "1,HIV" (a CSV row), "2/Los": the number, then the word (not "10km", "3rd").
+_NUMBER_HEAD = re.compile(r"\d[\d.,:/\-]*")
+# "H.I.V.": an acronym of three letters or more, written with dots.
+_DOTTED_ACRONYM = re.compile(r"(?:[A-Z]\.){3,}")
 # A sentence ends at . ! ? (optionally followed by closing quotes/brackets) and
 # white space, or at a blank line / line that starts a new paragraph.
 _BLANKS = re.compile(r"[ \t]+")
@@ -86,8 +102,15 @@ def _strip_possessive(word: str) -> str:
 def normalize_word(word: str, lemmatize: Lemmatizer) -> str:
     """The key of one word: lower case, lemmatised; acronyms are kept whole.
 
-    "AIDS" must not become "aid", so all-capital words are not lemmatised.
+    "AIDS" must not become "aid", so all-capital words are not lemmatised. A
+    word is folded first (full width, invisible characters, look-alike
+    letters: ``normalize.fold``), and a dotted acronym loses its dots
+    ("H.I.V." is "hiv"; two-letter ones such as "U.S." keep them).
     """
+    if not word.isascii():
+        word = fold(word)
+    if "." in word and _DOTTED_ACRONYM.fullmatch(word):
+        word = word.replace(".", "")
     if len(word) > 1 and word.isupper() and word.isalpha():
         return word.lower()
     low = word.lower()
@@ -120,9 +143,7 @@ def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = No
     code_after, code_before = _CODE_AFTER, _CODE_BEFORE
     sent = 0
     prev_end = -1
-    for m in _WORD.finditer(text):
-        raw = m.group()
-        start, m_end = m.span()
+    for raw, start, m_end in _words(text):
         if next_start <= start:
             while next_start <= start:
                 sent += 1
@@ -162,6 +183,42 @@ def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = No
         append(Token(word, start, end, norm, sent, norm in stop, False, joined))
         prev_end = end
     return tokens
+
+
+def _words(text: str) -> Iterator[tuple[str, int, int]]:
+    """Word matches, split where a word is glued to a spaceless script or a number to an acronym."""
+    for m in _WORD.finditer(text):
+        raw = m.group()
+        start = m.start()
+        if raw.isascii():
+            if raw[0].isdigit() and not raw.isdigit():
+                yield from _number_and_word(text, raw, start)
+                continue
+            yield raw, start, m.end()
+        elif _HAS_SPACELESS.search(raw) and _mixed(raw):
+            for run in _SCRIPT_RUNS.finditer(raw):
+                for w in _WORD.finditer(run.group()):
+                    yield w.group(), start + run.start() + w.start(), start + run.start() + w.end()
+        else:
+            yield raw, start, m.end()
+
+
+def _number_and_word(text: str, raw: str, start: int) -> Iterator[tuple[str, int, int]]:
+    head = _NUMBER_HEAD.match(raw)
+    n = head.end() if head else len(raw)
+    rest = raw[n:]
+    if not rest or not rest[0].isalpha() or not (raw[n - 1] in ".,:/-" or rest[:2].isupper()):
+        yield raw, start, start + len(raw)
+        return
+    number = raw[:n].rstrip(".,:/-")
+    yield number, start, start + len(number)
+    for w in _WORD.finditer(text, start + n, start + len(raw)):
+        yield w.group(), w.start(), w.end()
+
+
+def _mixed(raw: str) -> bool:
+    runs = _SCRIPT_RUNS.findall(raw)
+    return len(runs) > 1 and any(any(ch.isascii() and ch.isalpha() for ch in r) for r in runs)
 
 
 _MAX_SHARED_NORMS = 100_000

@@ -1,0 +1,72 @@
+"""Spellings that look the same to a reader, folded to one before matching.
+
+A reader sees "ＨＩＶ" (full width), "H\u00adIV" (a soft hyphen inside), "НIV"
+(a Cyrillic capital en) and "H.I.V." as HIV. So must every matcher: the
+tokenizer, when it computes a word's key, and the verifier, when it searches
+the raw output for an entity's names. Both fold with ``fold`` so that they
+agree on what a spelling is.
+
+Folding: NFKC (full width, ligatures, superscripts), invisible format
+characters removed (soft hyphen, zero-width space/joiners, word joiner, BOM,
+bidi controls: Unicode category Cf), and the Cyrillic and Greek letters that
+are drawn like Latin ones mapped to those Latin letters, in words that are
+otherwise Latin (a word wholly in Cyrillic or Greek is left alone: it is a
+word of that language, not a disguise).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Cyrillic and Greek letters a reader takes for Latin ones (Unicode's confusables.txt, the letters only).
+_LOOKALIKES = {
+    # Cyrillic capitals
+    "А": "A", "В": "B", "Е": "E", "З": "3", "І": "I", "Ј": "J", "К": "K", "М": "M", "Н": "H", "О": "O",
+    "Р": "P", "С": "C", "Ѕ": "S", "Т": "T", "Х": "X", "Ү": "Y", "Ԛ": "Q", "Ԝ": "W", "Ӏ": "I",
+    # Cyrillic small
+    "а": "a", "с": "c", "ԁ": "d", "е": "e", "һ": "h", "і": "i", "ј": "j", "к": "k", "о": "o", "р": "p",
+    "ԛ": "q", "ѕ": "s", "ԝ": "w", "х": "x", "у": "y", "ү": "y", "ӏ": "l",
+    # Greek capitals
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    # Greek small
+    "α": "a", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
+}  # fmt: skip
+_LOOKALIKE_TABLE = str.maketrans(_LOOKALIKES)
+_LOOKALIKE_CHARS = "".join(_LOOKALIKES)
+# A run of letters (and the invisibles that may hide inside one) that holds a look-alike.
+_DISGUISED = re.compile(rf"[^\W\d_]*[{_LOOKALIKE_CHARS}][^\W\d_]*")
+# Format characters (Unicode category Cf, as of Unicode 14): invisible, so nothing a reader sees.
+INVISIBLE_CLASS = (
+    "\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+_INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
+# "H.I.V." / "H. I. V." -> "HIV": two or more single capitals each followed by a dot.
+_DOTTED = re.compile(r"(?<![^\W\d_])((?:[A-Z]\. ?){2,}[A-Z]?)(?![^\W\d_])")
+
+
+def _latin_lookalike(m: re.Match[str]) -> str:
+    word = m.group()
+    folded = word.translate(_LOOKALIKE_TABLE)
+    # Only a disguise when the result is Latin: "НIV" -> "HIV", but "Москва" stays Russian.
+    return folded if folded.isascii() else word
+
+
+def fold(text: str) -> str:
+    """NFKC, without invisible characters, look-alike letters as Latin. Length may change."""
+    if text.isascii():
+        return text
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    if any(ch in _LOOKALIKES for ch in text):
+        text = _DISGUISED.sub(_latin_lookalike, text)
+    return text
+
+
+def undot(text: str) -> str:
+    """Dotted acronyms without their dots: "H.I.V." -> "HIV" ("U.S." too: read only for matching)."""
+    if "." not in text:
+        return text
+    return _DOTTED.sub(lambda m: m.group(1).replace(".", "").replace(" ", ""), text)

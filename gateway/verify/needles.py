@@ -1,0 +1,111 @@
+"""What the last check looks for: every name of every protected entity, as a reader could spell it.
+
+An entity's names are its policy name and its lexicalizations (the keys K
+counts it by: "hiv", "human immunodeficiency virus"). Text is folded first
+(``gateway.model.normalize``: full width, invisible characters, look-alike
+letters, dotted acronyms), then searched with one regular expression:
+
+* an acronym ("HIV", "STD") matches in capitals wherever no other Latin letter
+  precedes it and no capital follows: "HIV", "43HIV", "HIV1", "HIVpositive",
+  "患者HIV阳性", "AIDS-like", but not "ARCHIVE" or "xHIVa" (base64, hashes).
+  Written in lower case it matches only as a whole word followed by a space,
+  the end or a sentence mark ("hiv test"; not "std::cout", not "aids" the verb,
+  which K's lemmatizer reads as "aid");
+* any other name matches case-insensitively at the start of a word, each of its
+  words followed by nothing or an inflectional or derivational suffix
+  ("Houstonians", "Chlamydial", "Catholics", "cocaine-induced") but not by
+  other letters ("ill" is not in "illegal", "los" not in "lost").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from gateway.model.normalize import fold, undot
+from gateway.model.records import Entity
+from gateway.model.terms import STOPWORDS
+
+# Inflections and the derivations that keep the name readable in the word.
+_SUFFIXES = (
+    "s es 's ’s n ns an ans ian ians ite ites ese er ers ic ics ical al ial l ly ness ism isms ist ists istic "
+    "ed d ing ity ities like ish ology ologist ologists"
+).split()
+_SUFFIX = "(?:" + "|".join(re.escape(s) for s in sorted(_SUFFIXES, key=len, reverse=True)) + ")?"
+_LATIN = "A-Za-z"  # after folding, look-alikes are Latin
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    term: str  # the entity's name that matched (its spelling in the policy or K)
+    entity: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True, slots=True)
+class _Name:
+    term: str
+    entity: str
+    acronym: bool
+
+
+def _word_pattern(word: str) -> str:
+    stem = re.escape(word)
+    if len(word) > 3 and word.endswith("y"):
+        stem = re.escape(word[:-1]) + "(?:y|ie|i)"  # city -> cities, anatomy -> anatomical
+    elif len(word) > 3 and word.endswith("e"):
+        stem = re.escape(word[:-1]) + "e?"  # cocaine -> cocainism
+    return stem + _SUFFIX
+
+
+class Needles:
+    """The names of a set of entities, compiled into one search."""
+
+    def __init__(self, entities: Iterable[Entity], *, is_plain_word: Callable[[str], bool]) -> None:
+        """``is_plain_word(w)`` says a lower-case acronym is also an ordinary word ("aids": the verb)."""
+        names: dict[str, _Name] = {}
+        for e in entities:
+            written = {e.name, *e.keys}
+            for raw in written:
+                term = " ".join(raw.replace("_", " ").split())
+                if not term or term.lower() in STOPWORDS:
+                    continue
+                letters = term.replace(".", "").replace(" ", "")
+                acronym = term.lower() in e.acronyms or (len(letters) > 1 and letters.isupper())
+                key = ("A:" if acronym else "W:") + term.lower()
+                names.setdefault(key, _Name(term, e.name, acronym))
+        self._names = list(names.values())
+        alternatives: list[str] = []
+        lowered: list[str] = []
+        for i, n in enumerate(self._names):
+            if n.acronym:
+                cap = re.escape(n.term.replace(".", "").replace(" ", "").upper())
+                alternatives.append(f"(?P<n{i}>(?<![{_LATIN}]){cap}(?![A-Z]))")
+                low = n.term.lower().replace(".", "").replace(" ", "")
+                if not is_plain_word(low):
+                    lowered.append(f"(?P<l{i}>(?<![\\w./:@-]){re.escape(low)}(?=$|\\s|[,.!?)\"']($|\\s)))")
+            else:
+                words = [w for w in re.split(r"[\s\-]+", n.term.lower()) if w]
+                if not words or (len(words) == 1 and len(words[0]) < 3):
+                    continue  # a two-letter word is not a name one can find in free text
+                body = r"[\s\-_]+".join(_word_pattern(w) if w not in STOPWORDS else re.escape(w) for w in words)
+                alternatives.append(f"(?P<n{i}>(?<![{_LATIN}])(?i:{body})(?![{_LATIN}]))")
+        self._search = re.compile("|".join(alternatives + lowered)) if alternatives or lowered else None
+
+    @property
+    def terms(self) -> Sequence[str]:
+        return [n.term for n in self._names]
+
+    def find(self, text: str) -> Hit | None:
+        """The first name in ``text`` (folded first), or None."""
+        if self._search is None or not text:
+            return None
+        folded = undot(fold(text))
+        m = self._search.search(folded)
+        if m is None:
+            return None
+        group = m.lastgroup or "n0"
+        n = self._names[int(group[1:])]
+        return Hit(n.term, n.entity, m.start(), m.end())

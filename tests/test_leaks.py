@@ -1,0 +1,213 @@
+"""Nothing unread leaves: the adversarial suite, and the verifier on its own.
+
+Every crafted case (``adversarial.py``) hides an entity's name in one channel.
+Sanitized at alpha = 1.5, each must either leave with no trace of the name,
+checked here by a scanner of the test's own (decode every MIME part and
+header, unzip every entry, inflate every PDF stream, fold spellings, search)
+or be held with a typed error that names why. Few may be held.
+"""
+
+from __future__ import annotations
+
+import email
+import email.header
+import email.policy
+import io
+import re
+import unicodedata
+import zipfile
+import zlib
+from email.message import Message
+
+import pytest
+from adversarial import Case, cases
+
+from extractors.pipeline import plain_word, process
+from gateway.errors import ContentError, TraceFoundError
+from gateway.model.engine import Engine
+from gateway.model.normalize import fold, undot
+from gateway.model.records import Entity, SanitizePolicy
+from gateway.verify import Needles, find_trace
+
+CASES = cases()
+MAX_HELD = 8  # of the non-PDF cases; compounds ("HIVpositive", "AIDS-like") are issue 13's to deliver
+
+
+def _test_scanner_texts(data: bytes, kind: str) -> list[str]:
+    """A second, blunt reader: every layer decoded, for the test's own search."""
+    out: list[str] = []
+    if kind == "mail":
+        msg = email.message_from_bytes(data, policy=email.policy.compat32)
+        for part in msg.walk():
+            for k, v in part.items():
+                out.append(
+                    str(email.header.make_header(email.header.decode_header(str(v)))) if "=?" in str(v) else str(v)
+                )
+                out.append(k)
+            out.append(str(part.preamble or "") + str(part.epilogue or ""))
+            fn = part.get_filename()
+            out.append(fn or "")
+            payload = part.get_payload(decode=True)
+            if isinstance(payload, bytes):
+                out.extend(_test_scanner_texts(payload, "blob"))
+        return out
+    if data[:4] == b"PK\x03\x04":
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            for info in z.infolist():
+                out.append(info.filename)
+                out.extend(_test_scanner_texts(z.read(info), "blob"))
+        return out
+    if data[:5] == b"%PDF-":
+        for m in re.finditer(rb"stream\r?\n(.*?)endstream", data, re.S):
+            try:
+                out.extend(_test_scanner_texts(zlib.decompressobj().decompress(m.group(1)), "blob"))
+            except zlib.error:
+                out.append(m.group(1).decode("latin-1"))
+        out.append(data.decode("latin-1"))
+        return out
+    for enc in ("utf-16",) if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ("utf-8", "latin-1"):
+        try:
+            text = data.decode(enc)
+            break
+        except UnicodeDecodeError:
+            continue
+    out.append(re.sub(r"<[^>]*>", "", text))
+    out.append(text)
+    return out
+
+
+def _bluntly_named(data: bytes, kind: str, names: list[str]) -> bool:
+    texts = [undot(fold(unicodedata.normalize("NFKC", t))) for t in _test_scanner_texts(data, kind)]
+    import urllib.parse
+
+    texts += [urllib.parse.unquote(t) for t in texts]
+    return any(n in t for t in texts for n in names)
+
+
+def _policy(case: Case) -> SanitizePolicy:
+    return SanitizePolicy(entities=(case.entity,), alpha=1.5)
+
+
+def _name(case: Case) -> str:
+    return {"mail": "case.eml", "docx": "case.docx", "pdf": "case.pdf", "text": "notes.txt"}[case.kind]
+
+
+def _outcome(engine: Engine, case: Case) -> str:
+    """'clean' or 'held: <reason>'; fails the test on a leak."""
+    try:
+        outcome = process(case.data, engine=engine, policies=[_policy(case)], name=_name(case))
+    except ContentError as exc:
+        assert exc.reason and exc.message, "a held case says why"
+        return f"held: {exc.reason}: {exc.message}"
+    entity = engine.entity(case.entity)
+    surface = [case.entity] + [k.upper() for k in entity.acronyms]
+    assert not _bluntly_named(outcome.data, outcome.kind, surface), f"{case.name}: the name left"
+    return "clean"
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if not c.pdf], ids=lambda c: c.name)
+def test_crafted_case_is_delivered_clean_or_held(engine: Engine, case: Case) -> None:
+    _outcome(engine, case)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.pdf], ids=lambda c: c.name)
+def test_crafted_pdf_case_never_leaks(engine: Engine, case: Case) -> None:
+    # The PDF side of the extractors is issue 14's; whatever it does, the verifier must not let the name out.
+    _outcome(engine, case)
+
+
+def test_few_crafted_cases_are_held(engine: Engine) -> None:
+    held = [c.name for c in CASES if not c.pdf and _outcome(engine, c) != "clean"]
+    assert len(held) <= MAX_HELD, held
+
+
+def test_every_crafted_case_names_the_entity_before_sanitizing(engine: Engine) -> None:
+    """The verifier, on its own: it sees the hidden name in every crafted input, whatever the channel."""
+    missed = []
+    for case in CASES:
+        found = find_trace(case.data, case.kind, _needles(engine, [engine.entity(case.entity)]), part=case.name)
+        if found is None:
+            missed.append(case.name)
+    assert not missed
+
+
+def _needles(engine: Engine, entities: list[Entity]) -> Needles:
+    return Needles(entities, is_plain_word=lambda w: plain_word(engine, w))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "HIV", "43HIV", "HIV1", "HIVpositive", "患者HIV阳性", "H.I.V.", "ＨＩＶ", "H\u00adIV", "H\u200bIV",
+        "\u041dIV", "the hiv test", "human immunodeficiency virus", "Human-Immunodeficiency Viruses",
+    ],
+)  # fmt: skip
+def test_verifier_finds_every_spelling(engine: Engine, text: str) -> None:
+    assert _needles(engine, [engine.entity("HIV")]).find(f"See {text} here.") is not None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ARCHIVE", "archive", "xHIVa", "hive", "the chivalry", "namespace std;", "std::cout", "She aids them.",
+        "illegal", "Illinois", "he lost", "ill-fated",
+    ],
+)  # fmt: skip
+def test_verifier_ignores_ordinary_words(engine: Engine, text: str) -> None:
+    entities = [engine.entity(n) for n in ("HIV", "AIDS", "sexually transmitted disease", "Los Angeles")]
+    assert _needles(engine, entities).find(f"Note: {text} here.") is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["AIDS-like", "Houstonians", "Chicago-style", "cocaine-induced", "Catholics"],
+)
+def test_verifier_finds_derived_and_compound_forms(engine: Engine, text: str) -> None:
+    entities = [engine.entity(n) for n in ("AIDS", "Houston", "Chicago", "cocaine", "Catholicism")]
+    assert _needles(engine, entities).find(f"Some {text} things.") is not None
+
+
+def test_verifier_error_names_term_part_and_location(engine: Engine) -> None:
+    data = (
+        b"From: a@example.org\r\nTo: b@example.com\r\nSubject: hi\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: multipart/mixed; boundary="B"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nhello\r\n'
+        b"--B\r\nContent-Type: image/png\r\nContent-Description: HIV chart\r\n\r\nxx\r\n--B--\r\n"
+    )
+    from extractors.pipeline import verify_output
+
+    with pytest.raises(TraceFoundError) as err:
+        verify_output(data, "mail", engine=engine, policies=[SanitizePolicy(entities=("HIV",))], name="m.eml")
+    assert err.value.term.lower() == "hiv" and err.value.entity == "HIV"
+    assert err.value.part == "2" and err.value.location == "header Content-Description"
+    assert err.value.reason == "trace-found" and err.value.smtp_code == 451
+
+
+def test_clean_mail_passes_byte_for_byte(engine: Engine) -> None:
+    data = (
+        b"From: Ann <a@example.org>\r\nTo: b@example.com\r\nSubject: Lunch\r\nX-Mailer: Thing 1.0\r\n"
+        b"Keywords: lunch\r\nMIME-Version: 1.0\r\nContent-Type: multipart/alternative; boundary=B\r\n\r\n"
+        b"This is a multi-part message in MIME format.\r\n--B\r\nContent-Type: text/plain\r\n\r\nSee you at noon.\r\n"
+        b"--B\r\nContent-Type: text/html\r\n\r\n<html><!-- x --><head><title>Lunch</title><style>p{}</style></head>"
+        b'<body><p title="t">See you <a href="https://example.org/menu">at noon</a>.</p></body></html>\r\n--B--\r\n'
+    )
+    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="m.eml")
+    assert not outcome.changed and outcome.data == data
+
+
+def test_utf8_subject_keeps_its_characters(engine: Engine) -> None:
+    data = "From: a@example.org\r\nTo: b@example.com\r\nSubject: Jörg HIV ☃\r\n\r\nhello\r\n".encode()
+    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="m.eml")
+    msg = email.message_from_bytes(outcome.data, policy=email.policy.default)
+    subject = str(msg["Subject"])
+    assert subject.startswith("Jörg ") and subject.endswith(" ☃") and "HIV" not in subject
+
+
+def test_a_text_file_that_starts_like_headers_is_text(engine: Engine) -> None:
+    data = b"Subject: notes\nTo: myself\n\nThe HIV clinic opens at nine.\n"
+    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="notes.txt")
+    assert outcome.kind == "text" and outcome.changed
+    assert outcome.data.startswith(b"Subject: notes\nTo: myself\n\n") and b"HIV" not in outcome.data
+
+
+def _mail_part(msg: Message, ctype: str) -> Message:
+    return next(p for p in msg.walk() if p.get_content_type() == ctype)
