@@ -43,8 +43,8 @@ def run(out: Path) -> None:
 
 
 def scan(out: Path) -> None:
-    from gateway.assemble import EngineConfig, build_engine
     from extractors.pipeline import plain_word
+    from gateway.assemble import EngineConfig, build_engine
     from gateway.verify import Needles, find_trace
 
     engine = build_engine(EngineConfig())

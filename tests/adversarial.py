@@ -238,6 +238,31 @@ def _pdf(setup: Callable[..., None]) -> bytes:
     return bytes(pdf.output())
 
 
+def _raw_pdf(extra_catalog: str, extra_objects: list[str], page_extra: str = "") -> bytes:
+    """A small PDF written object by object, with its cross-reference table."""
+    content = b"BT /F1 12 Tf 72 720 Td (" + CLEAN.encode() + b") Tj ET"
+    objects = [
+        f"<< /Type /Catalog /Pages 2 0 R {extra_catalog} >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        f"/Resources << /Font << /F1 5 0 R >> >> {page_extra} >>",
+        f"<< /Length {len(content)} >>\nstream\n{content.decode()}\nendstream",
+        "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        *extra_objects,
+    ]
+    out = bytearray(b"%PDF-1.7\n")
+    offsets = []
+    for i, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{i} 0 obj\n{body}\nendobj\n".encode("latin-1")
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    for off in offsets:
+        out += f"{off:010d} 00000 n \n".encode()
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    return bytes(out)
+
+
 def cases() -> list[Case]:
     utf16 = CLEAN + " The HIV clinic is closed."
     out = [
@@ -422,6 +447,25 @@ def cases() -> list[Case]:
             "pdf embedded file",
             "pdf",
             _pdf(lambda p: p.embed_file(basename="notes.txt", bytes=b"HIV positive")),
+            pdf=True,
+        ),
+        Case(
+            "pdf JavaScript",
+            "pdf",
+            _raw_pdf("/OpenAction 6 0 R", ["<< /S /JavaScript /JS (app.alert('HIV');) >>"]),
+            pdf=True,
+        ),
+        Case(
+            "pdf form field value",
+            "pdf",
+            _raw_pdf(
+                "/AcroForm << /Fields [6 0 R] >>",
+                [
+                    "<< /FT /Tx /T (diagnosis) /V <FEFF00480049005600> /Rect [72 600 300 620] /Subtype /Widget "
+                    "/Type /Annot >>"
+                ],
+                "/Annots [6 0 R]",
+            ),
             pdf=True,
         ),
     ]

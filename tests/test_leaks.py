@@ -211,3 +211,26 @@ def test_a_text_file_that_starts_like_headers_is_text(engine: Engine) -> None:
 
 def _mail_part(msg: Message, ctype: str) -> Message:
     return next(p for p in msg.walk() if p.get_content_type() == ctype)
+
+
+def test_verifier_reads_pdf_text_drawn_with_an_embedded_font(engine: Engine) -> None:
+    from extractors.pdf import PdfPage, render
+
+    needles = _needles(engine, [engine.entity("HIV")])
+    # Non-Latin-1 text makes the renderer embed a TrueType font: the page shows glyph codes, mapped by ToUnicode.
+    for text, named in (("Jörg HIV ☃", True), ("Jörg human immunodeficiency virus ☃", True), ("Jörg fine ☃", False)):
+        found = find_trace(render([PdfPage(text, 595, 842)], title="t"), "pdf", needles, part="p.pdf")
+        assert (found is not None) == named, text
+
+
+def test_verifier_reads_words_split_over_docx_runs(engine: Engine) -> None:
+    import docx
+
+    d = docx.Document()
+    p = d.add_paragraph("Her ")
+    p.add_run("H").bold = True
+    p.add_run("IV test.")
+    buf = io.BytesIO()
+    d.save(buf)
+    found = find_trace(buf.getvalue(), "docx", _needles(engine, [engine.entity("HIV")]), part="d.docx")
+    assert found is not None and found[0].part == "d.docx:word/document.xml"

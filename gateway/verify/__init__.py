@@ -26,7 +26,7 @@ def find_trace(
     data: bytes, kind: str, needles: Needles, *, part: str, bounds: Bounds = DEFAULT_BOUNDS
 ) -> tuple[View, Hit] | None:
     for view in views(data, kind, part=part, bounds=bounds):
-        hit = needles.find(view.text)
+        hit = needles.find(view.text, strict=view.binary)
         if hit is not None:
             return view, hit
     return None

@@ -41,6 +41,7 @@ class View:
     part: str
     location: str
     text: str
+    binary: bool = False  # printable runs of binary content: only whole words count
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,7 +66,7 @@ _BLOCK_CLOSE = re.compile(
     r"</(?:[a-z]+:)?(?:p|div|td|th|tr|li|h[1-6]|title|table|tc)\s*>|<(?:[a-z]+:)?(?:br|tab|cr)\b[^>]*>", re.I
 )
 _TAG = re.compile(r"<[^>]*>")
-_PRINTABLE = re.compile(rb"[\t\x20-\x7e\x80-\xff]{6,}")
+_PRINTABLE = re.compile(rb"[\t\x20-\x7e]{6,}")
 _UTF16LE = re.compile(rb"(?:[\x20-\x7e]\x00){6,}")
 
 
@@ -158,6 +159,10 @@ def _mail(msg: Message, part: str, depth: int, budget: _Budget) -> Iterator[View
     budget.take(len(body), part)
     ctype = msg.get_content_type()
     label = f"{part} {ctype}"
+    media = msg.get_content_maintype() in ("image", "audio", "video")
+    if media and body[:4] != b"PK\x03\x04" and b"%PDF-" not in body[:1024]:
+        yield View(label, "printable runs", _strings(body), binary=True)  # pixels and samples: no text
+        return
     yield from _content(body, label, msg.get_content_charset(), depth + 1, budget)
 
 
@@ -176,7 +181,7 @@ def _content(data: bytes, part: str, charset: str | None, depth: int, budget: _B
         return
     text = _decode_text(data, charset)
     if text is None:
-        yield View(part, "printable runs", _strings(data))
+        yield View(part, "printable runs", _strings(data), binary=True)
         return
     yield from _text_views(text, part, "text")
 
@@ -201,6 +206,8 @@ def _decode_text(data: bytes, charset: str | None) -> str | None:
                 return data.decode(cs)
             except (LookupError, UnicodeError):
                 continue
+    if sum(1 for b in sample if b >= 0x80) > len(sample) // 3:
+        return None  # neither UTF-8 nor a text in a single-byte charset: binary
     return data.decode("latin-1")
 
 
@@ -226,7 +233,7 @@ def _zip(data: bytes, part: str, depth: int, budget: _Budget) -> Iterator[View]:
         zf = zipfile.ZipFile(io.BytesIO(data))
         infos = zf.infolist()
     except (zipfile.BadZipFile, ValueError, OSError):
-        yield View(part, "printable runs", _strings(data))
+        yield View(part, "printable runs", _strings(data), binary=True)
         return
     with zf:
         for info in infos:
@@ -236,7 +243,7 @@ def _zip(data: bytes, part: str, depth: int, budget: _Budget) -> Iterator[View]:
             try:
                 content = zf.read(info)
             except (zipfile.BadZipFile, ValueError, OSError, NotImplementedError, zlib.error, RuntimeError):
-                yield View(entry, "printable runs", _strings(data))  # encrypted or broken: what shows
+                yield View(entry, "printable runs", _strings(data), binary=True)  # encrypted or broken: what shows
                 continue
             yield from _content(content, entry, None, depth + 1, budget)
 
@@ -246,6 +253,7 @@ _STREAM = re.compile(rb"stream\r?\n")
 _ENDSTREAM = b"endstream"
 _FILTERS = re.compile(rb"/(FlateDecode|Fl|ASCIIHexDecode|AHx|ASCII85Decode|A85|DCTDecode|JPXDecode|CCITTFaxDecode|"
                       rb"JBIG2Decode|LZWDecode|RunLengthDecode|Crypt)\b")  # fmt: skip
+_NOT_TEXT_STREAM = re.compile(rb"/Length[123]\b|/Subtype\s*/(?:Image|Type1C|CIDFontType0C|OpenType)\b")
 _IMAGE_FILTERS = {b"DCTDecode", b"JPXDecode", b"CCITTFaxDecode", b"JBIG2Decode"}
 _PDF_NAME = re.compile(rb"/([^\s/\[\]()<>{}%]+)")
 _HEX_STRING = re.compile(rb"<([0-9A-Fa-f\s]*)>")
@@ -282,10 +290,11 @@ def _pdf(data: bytes, part: str, depth: int, budget: _Budget) -> Iterator[View]:
             yield from _content(s, f"{part} (embedded file at byte {at})", None, depth + 1, budget)
             continue
         text = _decode_text(s, None)
-        if text is None:
-            yield View(part, f"{where}, printable runs", _strings(s))
-            continue
-        yield from _text_views(text, part, where)
+        if text is not None:
+            yield from _text_views(text, part, where)
+        else:
+            yield View(part, f"{where}, printable runs", _strings(s), binary=True)
+        # Content and object streams hold strings whatever else they hold (glyph codes are bytes).
         yield from _pdf_objects(s, part, where)
         for i, block in enumerate(_TEXT_OPS.finditer(s)):
             for shown in _shown_text(block.group(1), cmaps):
@@ -294,8 +303,8 @@ def _pdf(data: bytes, part: str, depth: int, budget: _Budget) -> Iterator[View]:
 
 def _decode_stream(raw: bytes, header: bytes, part: str, budget: _Budget) -> bytes | None:
     filters = _FILTERS.findall(header)
-    if any(f in _IMAGE_FILTERS for f in filters) or b"/Crypt" in header:
-        return None  # pixels, or encrypted: no letters to read
+    if any(f in _IMAGE_FILTERS for f in filters) or b"/Crypt" in header or _NOT_TEXT_STREAM.search(header):
+        return None  # pixels, font programs, or encrypted: no letters to read (random bytes would only mislead)
     out = raw
     for f in filters:
         try:

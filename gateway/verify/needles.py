@@ -53,6 +53,8 @@ class _Name:
 
 def _word_pattern(word: str) -> str:
     stem = re.escape(word)
+    if len(word) <= 4:
+        return stem + "(?:'s|’s|s)?" if not word.endswith("s") else stem  # "los" is not in "loss" nor "losing"
     if len(word) > 3 and word.endswith("y"):
         stem = re.escape(word[:-1]) + "(?:y|ie|i)"  # city -> cities, anatomy -> anatomical
     elif len(word) > 3 and word.endswith("e"):
@@ -98,14 +100,27 @@ class Needles:
     def terms(self) -> Sequence[str]:
         return [n.term for n in self._names]
 
-    def find(self, text: str) -> Hit | None:
-        """The first name in ``text`` (folded first), or None."""
+    def find(self, text: str, *, strict: bool = False) -> Hit | None:
+        """The first name in ``text`` (folded first), or None.
+
+        A name is written as people write it: lower case, capitalised or in capitals, not "LoS".
+        ``strict`` (printable runs of binary content): only a name standing as a word between
+        spaces or punctuation counts, as random bytes form short words by chance.
+        """
         if self._search is None or not text:
             return None
         folded = undot(fold(text))
-        m = self._search.search(folded)
-        if m is None:
-            return None
-        group = m.lastgroup or "n0"
-        n = self._names[int(group[1:])]
-        return Hit(n.term, n.entity, m.start(), m.end())
+        for m in self._search.finditer(folded):
+            found = m.group()
+            if not all(w.islower() or w.isupper() or w.istitle() for w in re.split(r"[\s\-_]+", found) if w):
+                continue
+            if strict and not (_word_edge(folded, m.start() - 1) and _word_edge(folded, m.end())):
+                continue
+            group = m.lastgroup or "n0"
+            n = self._names[int(group[1:])]
+            return Hit(n.term, n.entity, m.start(), m.end())
+        return None
+
+
+def _word_edge(text: str, i: int) -> bool:
+    return i < 0 or i >= len(text) or text[i].isspace() or text[i] in ".,;:!?'\"()[]"
