@@ -36,6 +36,7 @@ _LOOKALIKES = {
 _LOOKALIKE_TABLE = str.maketrans(_LOOKALIKES)
 _LOOKALIKE_CHARS = "".join(_LOOKALIKES)
 # A run of letters (and the invisibles that may hide inside one) that holds a look-alike.
+_ANY_LOOKALIKE = re.compile(f"[{_LOOKALIKE_CHARS}]")
 _DISGUISED = re.compile(rf"[^\W\d_]*[{_LOOKALIKE_CHARS}][^\W\d_]*")
 # Format characters (Unicode category Cf, as of Unicode 14): invisible, so nothing a reader sees.
 INVISIBLE_CLASS = (
@@ -60,7 +61,7 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-    if any(ch in _LOOKALIKES for ch in text):
+    if _ANY_LOOKALIKE.search(text):
         text = _DISGUISED.sub(_latin_lookalike, text)
     return text
 

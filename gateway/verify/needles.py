@@ -79,22 +79,26 @@ class Needles:
                 key = ("A:" if acronym else "W:") + term.lower()
                 names.setdefault(key, _Name(term, e.name, acronym))
         self._names = list(names.values())
-        alternatives: list[str] = []
-        lowered: list[str] = []
+        # One small expression per name, tried only when its longest literal is in the text: a test of
+        # substrings in C, where one alternation of every name would be tried at every position.
+        self._checks: list[tuple[str, re.Pattern[str], int]] = []
         for i, n in enumerate(self._names):
             if n.acronym:
-                cap = re.escape(n.term.replace(".", "").replace(" ", "").upper())
-                alternatives.append(f"(?P<n{i}>(?<![{_LATIN}]){cap}(?![A-Z]))")
-                low = n.term.lower().replace(".", "").replace(" ", "")
+                letters = n.term.replace(".", "").replace(" ", "")
+                cap = re.escape(letters.upper())
+                pattern = f"(?<![{_LATIN}]){cap}(?![A-Z])"
+                low = letters.lower()
                 if not is_plain_word(low):
-                    lowered.append(f"(?P<l{i}>(?<![\\w./:@-]){re.escape(low)}(?=$|\\s|[,.!?)\"']($|\\s)))")
-            else:
-                words = [w for w in re.split(r"[\s\-]+", n.term.lower()) if w]
-                if not words or (len(words) == 1 and len(words[0]) < 3):
-                    continue  # a two-letter word is not a name one can find in free text
-                body = r"[\s\-_]+".join(_word_pattern(w) if w not in STOPWORDS else re.escape(w) for w in words)
-                alternatives.append(f"(?P<n{i}>(?<![{_LATIN}])(?i:{body})(?![{_LATIN}]))")
-        self._search = re.compile("|".join(alternatives + lowered)) if alternatives or lowered else None
+                    pattern += f"|(?<![\\w./:@-]){re.escape(low)}(?=$|\\s|[,.!?)\"']($|\\s))"
+                self._checks.append((low, re.compile(pattern), i))
+                continue
+            words = [w for w in re.split(r"[\s\-]+", n.term.lower()) if w]
+            if not words or (len(words) == 1 and len(words[0]) < 3):
+                continue  # a two-letter word is not a name one can find in free text
+            body = r"[\s\-_]+".join(_word_pattern(w) if w not in STOPWORDS else re.escape(w) for w in words)
+            longest = max(words, key=len)
+            literal = longest[:-1] if len(longest) > 4 and longest.endswith(("y", "e")) else longest
+            self._checks.append((literal, re.compile(f"(?<![{_LATIN}])(?i:{body})(?![{_LATIN}])"), i))
 
     @property
     def terms(self) -> Sequence[str]:
@@ -107,19 +111,45 @@ class Needles:
         ``strict`` (printable runs of binary content): only a name standing as a word between
         spaces or punctuation counts, as random bytes form short words by chance.
         """
-        if self._search is None or not text:
+        if not self._checks or not text:
             return None
         folded = undot(fold(text))
-        for m in self._search.finditer(folded):
-            found = m.group()
-            if not all(w.islower() or w.isupper() or w.istitle() for w in re.split(r"[\s\-_]+", found) if w):
+        low = folded.lower()
+        for literal, search, i in self._checks:
+            if literal not in low:
                 continue
-            if strict and not (_word_edge(folded, m.start() - 1) and _word_edge(folded, m.end())):
-                continue
-            group = m.lastgroup or "n0"
-            n = self._names[int(group[1:])]
-            return Hit(n.term, n.entity, m.start(), m.end())
+            for m in search.finditer(folded):
+                found = m.group()
+                if not all(w.islower() or w.isupper() or w.istitle() for w in re.split(r"[\s\-_]+", found) if w):
+                    continue
+                if strict and not (_word_edge(folded, m.start() - 1) and _word_edge(folded, m.end())):
+                    continue
+                n = self._names[i]
+                if not _in_a_word(folded, m.start(), m.end(), acronym=n.acronym):
+                    continue
+                return Hit(n.term, n.entity, m.start(), m.end())
         return None
+
+
+_ALNUM_BEFORE = re.compile(r"[A-Za-z0-9]*\Z")
+_ALNUM_AFTER = re.compile(r"[A-Za-z0-9]*")
+
+
+def _in_a_word(text: str, start: int, end: int, *, acronym: bool) -> bool:
+    """The name is part of a word a person wrote, not of an identifier or a hash ("a8VDk2Jx", "x9los7").
+
+    Around the match, within its run of Latin letters and digits, there may be digits ("43HIV", "HIV1")
+    and, after an acronym, lower-case letters ("HIVpositive"); anything else is random text.
+    """
+    before = _ALNUM_BEFORE.search(text, max(0, start - 64), start)
+    after = _ALNUM_AFTER.match(text, end, end + 64)
+    head = before.group() if before else ""
+    tail = after.group() if after else ""
+    if head and not head.isdigit():
+        return False
+    if not tail or tail.isdigit():
+        return True
+    return acronym and tail.isalpha() and tail.islower() and not head
 
 
 def _word_edge(text: str, i: int) -> bool:
