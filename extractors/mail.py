@@ -70,7 +70,8 @@ STRUCTURAL_HEADERS = frozenset(
         "X-Google-Smtp-Source", "List-Unsubscribe", "List-Unsubscribe-Post", "List-Post", "List-Help",
         "List-Subscribe", "List-Owner", "List-Archive", "Precedence", "Auto-Submitted", "Importance", "Priority",
         "X-Priority", "X-MSMail-Priority", "Sensitivity", "Thread-Index", "X-MS-Has-Attach", "X-MS-TNEF-Correlator",
-        "Autocrypt", "Resent-Date", "Resent-Message-ID", "X-Sanigate", SIGNATURE_HEADER_NAME,
+        "Autocrypt", "Resent-Date", "Resent-Message-ID", "X-Sanigate", SIGNATURE_HEADER_NAME, "X-YMail-OSG",
+        "X-Gm-Gg", "IronPort-SDR", "Message-ID-Hash",
     )
 )  # fmt: skip
 _COMMENT = re.compile(r"\(((?:[^()\\]|\\.)*)\)")
@@ -170,7 +171,9 @@ class _Walker:
         """Every header: structural ones kept, address headers' names read, all others read as text."""
         for index, (name, raw) in enumerate(_raw_headers(msg)):
             low = name.lower()
-            if low in STRUCTURAL_HEADERS or low.startswith(("x-ms-exchange-", "x-microsoft-antispam", "arc-")):
+            if low in STRUCTURAL_HEADERS or low.startswith(
+                ("x-ms-exchange-", "x-microsoft-antispam", "x-forefront-", "arc-")
+            ):
                 continue
             label = f"{prefix}header {name}"
             if low in ADDRESS_HEADERS:

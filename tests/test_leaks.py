@@ -150,12 +150,23 @@ def test_verifier_finds_every_spelling(engine: Engine, text: str) -> None:
     "text",
     [
         "ARCHIVE", "archive", "xHIVa", "hive", "the chivalry", "namespace std;", "std::cout", "She aids them.",
-        "illegal", "Illinois", "he lost", "ill-fated",
+        "illegal", "Illinois", "he lost", "ill-fated", "a8VDk2Jx", "x9los7", "loss", "Losing", "LoS",
     ],
 )  # fmt: skip
 def test_verifier_ignores_ordinary_words(engine: Engine, text: str) -> None:
     entities = [engine.entity(n) for n in ("HIV", "AIDS", "sexually transmitted disease", "Los Angeles")]
     assert _needles(engine, entities).find(f"Note: {text} here.") is None
+
+
+def test_verifier_skips_relay_trace_and_signatures() -> None:
+    from gateway.verify import views
+
+    data = (
+        b"Received: from relay by mx id 1l81fX-0005VD-FB; Fri, 05 Feb 2021 09:01:07 -0500\r\n"
+        b"DKIM-Signature: v=1; b=abcHIVdef\r\nFrom: a@example.org\r\nSubject: hi\r\n\r\nhello\r\n"
+    )
+    where = [v.location for v in views(data, "mail", part="m")]
+    assert "header Subject" in where and "header Received" not in where and "header DKIM-Signature" not in where
 
 
 @pytest.mark.parametrize(

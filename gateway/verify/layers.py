@@ -50,7 +50,8 @@ class Bounds:
     max_expanded: int = 256 * 1024 * 1024  # bytes decompressed from all streams and entries together
 
 
-# Values that are signatures or hashes: random letters, nothing a person wrote.
+# Values that are signatures, hashes or relay trace (queue ids such as "1l81fX-0005VD-FB"): random letters
+# and the relays' own names, nothing a person wrote. Trace is added by the organisation's MTAs on the way.
 OPAQUE_HEADERS = frozenset(
     h.lower()
     for h in (
@@ -60,8 +61,10 @@ OPAQUE_HEADERS = frozenset(
         "X-MS-Exchange-AntiSpam-MessageData-1", "X-MS-Exchange-AntiSpam-MessageData-ChunkCount",
         "X-MS-Exchange-AntiSpam-MessageData-Original-0", "X-Microsoft-Antispam-Mailbox-Delivery",
         "X-Microsoft-Antispam-Message-Info-Original", "Autocrypt", "X-Received", "X-ME-Sender", "X-ME-Proxy",
+        "Received", "X-YMail-OSG", "X-Gm-Gg", "IronPort-SDR", "Message-ID-Hash",
     )
 )  # fmt: skip
+OPAQUE_PREFIXES = ("x-ms-exchange-", "x-microsoft-antispam", "x-forefront-", "arc-")
 _BLOCK_CLOSE = re.compile(
     r"</(?:[a-z]+:)?(?:p|div|td|th|tr|li|h[1-6]|title|table|tc)\s*>|<(?:[a-z]+:)?(?:br|tab|cr)\b[^>]*>", re.I
 )
@@ -105,7 +108,7 @@ def _mail(msg: Message, part: str, depth: int, budget: _Budget) -> Iterator[View
         raise LimitExceededError(f"nested deeper than {budget.bounds.max_depth} to verify", part=part)
     raw_headers: list[tuple[str, object]] = msg._headers  # type: ignore[attr-defined]
     for name, value in raw_headers:
-        if name.lower() in OPAQUE_HEADERS:
+        if name.lower() in OPAQUE_HEADERS or name.lower().startswith(OPAQUE_PREFIXES):
             continue
         raw = _header_text(value)
         where = f"header {name}"
