@@ -34,7 +34,7 @@ def default_index_path() -> Path:
 
 
 class LocalIndex:
-    def __init__(self, path: Path, *, cache_bytes: int = 24 << 20, cache_dir: Path | None = None) -> None:
+    def __init__(self, path: Path, *, cache_bytes: int = 12 << 20, cache_dir: Path | None = None) -> None:
         mapped, header = open_prepared(path, cache_dir=cache_dir)
         if header.get("normalization") != NORMALIZATION_VERSION:
             raise IndexFormatError(
@@ -167,7 +167,7 @@ class LocalIndex:
         union = FrozenBitMap.union(*maps)
         with self._lock:
             self._unions[cache_key] = union
-            if len(self._unions) > 256:
+            if len(self._unions) > 64:  # an entity's union is asked again and again; a chain step's rarely
                 self._unions.popitem(last=False)
         return union
 
