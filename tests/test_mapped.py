@@ -125,3 +125,15 @@ def test_prepared_wordnet_answers_as_nltk_parsing_it(wordnet: WordNet) -> None:
         assert mine == theirs
     assert "no such lemma" not in wordnet._wn._lemma_pos_offset_map
     assert wordnet._wn.synsets("dog")[0].lemmas()[0].count() == 42
+
+
+def test_counts_with_an_entity_are_the_intersections_once_its_cooccurrences_are_known(tiny_index_path: Path) -> None:
+    k = LocalIndex(tiny_index_path)
+    entity = frozenset({"hiv", "aids", "not in k"})
+    keys = [*read_index(tiny_index_path).vocab, "not in k either"]
+    by_bitmaps = {key: k.count([frozenset({key}), entity]) for key in keys}
+    k.cooccurrences(entity)
+    assert k._cooc  # the lookup is in use
+    assert {key: k.count([frozenset({key}), entity]) for key in keys} == by_bitmaps
+    assert {key: k.count([entity, frozenset({key})]) for key in keys} == by_bitmaps
+    assert by_bitmaps["antiretroviral"] == 3

@@ -50,6 +50,9 @@ class LocalIndex:
         self._bounds = self._terms.value_bounds()
         self._cache: OrderedDict[int, FrozenBitMap] = OrderedDict()
         self._unions: OrderedDict[frozenset[str], FrozenBitMap] = OrderedDict()
+        # An entity's co-occurrence with every term, once computed (cooccurrences): a count of
+        # (term, entity) is then a lookup, the same number the intersection would give.
+        self._cooc: dict[frozenset[str], npt.NDArray[np.uint32]] = {}
         # Decoded bitmaps are the worker's own memory (the mapped postings are shared): bounded by size,
         # since one frequent term's bitmap weighs as much as a thousand rare ones'.
         self._cache_bytes = cache_bytes
@@ -106,8 +109,9 @@ class LocalIndex:
             digest = hashlib.sha256("\n".join(present).encode("utf-8")).hexdigest()[:20]
             cache = self._mapped.path.with_name(f"{self._mapped.path.stem}.cooc-{digest}.u32")
             try:
-                found = np.fromfile(cache, dtype=np.uint32)
+                found = np.memmap(cache, dtype=np.uint32, mode="r")  # shared by the workers, like K
                 if len(found) == len(self._terms):
+                    self._cooc[frozenset(keys)] = found
                     return found
             except (OSError, ValueError):
                 pass
@@ -127,7 +131,13 @@ class LocalIndex:
                 tmp.replace(cache)
             except OSError:
                 tmp.unlink(missing_ok=True)  # a read-only cache: computed again next time
+        self._cooc[frozenset(keys)] = counts
         return counts
+
+    def _cooc_count(self, single: Collection[str], table: npt.NDArray[np.uint32]) -> int:
+        (key,) = single
+        i = self._terms.id_of(key)
+        return 0 if i < 0 else int(table[i])
 
     def _decode(self, i: int) -> FrozenBitMap:
         # pyroaring copies an array.array in C; anything else it iterates in Python.
@@ -175,6 +185,12 @@ class LocalIndex:
         if len(conjuncts) == 1 and len(conjuncts[0]) == 1:
             (key,) = conjuncts[0]
             return self.df(key)
+        if len(conjuncts) == 2 and self._cooc:
+            a, b = conjuncts
+            if len(a) == 1 and (table := self._cooc.get(b if isinstance(b, frozenset) else frozenset(b))) is not None:
+                return self._cooc_count(a, table)
+            if len(b) == 1 and (table := self._cooc.get(a if isinstance(a, frozenset) else frozenset(a))) is not None:
+                return self._cooc_count(b, table)
         maps = []
         for alternatives in conjuncts:
             bm = self._conjunct(alternatives)
