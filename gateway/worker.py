@@ -16,7 +16,7 @@ from typing import Literal
 from extractors.mail import ContentPolicy, Handling
 from extractors.pipeline import process
 from gateway.config import EngineFiles, PolicyConfig
-from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError
+from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError, TraceFoundError
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer
 from gateway.model.identifiers.stage import mask
@@ -133,6 +133,11 @@ def sanitize_message(
             for p in policies
             if p.name in memory and p.sanitize.entities  # an identifiers-only policy has no groups to remember
         }
+    except TraceFoundError as exc:
+        # The last check found a name in what would leave: held for a person to look at, whatever on_failure
+        # says (a rejection would tell the sender nothing of what to fix, and release is a reviewer's call).
+        log.warning("%s: %s", name, exc.message)
+        return JobResult("hold", None, exc.reason, (), (exc.message,), cause=cause_of(exc))
     except ContentError as exc:
         log.info("%s: cannot be sanitized: %s", name, exc.message)
         return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,), cause=cause_of(exc))

@@ -254,3 +254,27 @@ def test_verifier_reads_words_split_over_docx_runs(engine: Engine) -> None:
     d.save(buf)
     found = find_trace(buf.getvalue(), "docx", _needles(engine, [engine.entity("HIV")]), part="d.docx")
     assert found is not None and found[0].part == "d.docx:word/document.xml"
+
+
+def test_a_trace_holds_the_message_whatever_on_failure_says(engine: Engine) -> None:
+    from extractors.mail import ContentPolicy
+    from gateway.config import PolicyConfig
+    from gateway.worker import sanitize_message
+
+    data = _mail_with_unread_trace()
+    pc = PolicyConfig(name="strict", sanitize=SanitizePolicy(entities=("HIV",)), content=ContentPolicy(),
+                      on_failure="reject")  # fmt: skip
+    job = sanitize_message(data, [pc], "m.eml", engine=engine)
+    assert job.verdict == "hold" and job.data is None
+    assert job.cause is not None and job.cause.term and job.cause.part == "2 (attached message)"
+    assert job.cause.location == "header Message-ID"
+
+
+def _mail_with_unread_trace() -> bytes:
+    # A name in a Message-ID: structural, so not rewritten; the last check must still see it.
+    return (
+        b"From: a@example.org\r\nTo: b@example.com\r\nSubject: hi\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: multipart/mixed; boundary="B"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nhello\r\n'
+        b"--B\r\nContent-Type: message/rfc822\r\n\r\nMessage-ID: <HIV-results@example.org>\r\nSubject: x\r\n\r\nhi\r\n"
+        b"--B--\r\n"
+    )

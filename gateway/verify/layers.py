@@ -148,9 +148,10 @@ def _mail(msg: Message, part: str, depth: int, budget: _Budget) -> Iterator[View
             yield View(part, "epilogue", msg.epilogue)
         for i, child in enumerate(payload, 1):
             if isinstance(child, Message):
-                label = f"{part}.{i}" if depth else str(i)
-                if msg.get_content_type() == "message/rfc822" or child.get_content_maintype() == "message":
+                if msg.get_content_maintype() == "message":  # the message inside a message/rfc822 part
                     label = f"{part} (attached message)"
+                else:
+                    label = f"{part}.{i}" if depth else str(i)
                 yield from _mail(child, label, depth + 1, budget)
         return
     try:
