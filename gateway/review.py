@@ -133,7 +133,9 @@ def _run(args: argparse.Namespace, config: Config, store: Store) -> int:
         print(f"recipients: {', '.join(stored.envelope.recipients)}\nclient:     {stored.envelope.client_address}")
         print(f"policies:   {', '.join(stored.policies)}\nsize:       {stored.size} bytes")
         for a in store.audit(AuditQuery(message_id=stored.id)):
-            if a.kind == "decision":
+            if a.kind == "decision" and (a.reason or "").startswith("identifier "):
+                print(f"  decision [{a.policy}] {a.term!r} -> {a.replacement!r}  {a.reason} part={a.part}")
+            elif a.kind == "decision":
                 pmi = f"{a.pmi:.2f}" if a.pmi is not None else "-"
                 thr = f"{a.threshold:.2f}" if a.threshold is not None else "-"
                 print(f"  decision [{a.policy}] {a.term!r} -> {a.replacement or '[REDACTED]'!r}  "

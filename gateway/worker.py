@@ -162,7 +162,7 @@ def sanitize_message(
                 # The audit keeps an identifier masked: the log must not become a register of them.
                 records.append(
                     DecisionRecord(
-                        policy=policy.name, entity=None, term=mask(d.surface), pmi=None, threshold=None,
+                        policy=policy.name, entity=None, term=mask(d.surface, d.kind), pmi=None, threshold=None,
                         action=d.action, replacement=d.replacement, reason=_identifier_reason(d),
                         part=", ".join(sorted({p.part for p in parts})),
                     )

@@ -123,12 +123,20 @@ def residual_identifiers(text: str, decisions: Sequence[Decision]) -> list[str]:
         and d.surface not in d.replacement
     }  # fmt: skip
     seen = dict.fromkeys(text[a:b] for a, b in sorted(find_words(text, watch)))
-    return [f"{watch[v]} {mask(v)}" for v in seen]
+    return [f"{watch[v]} {mask(v, watch[v])}" for v in seen]
 
 
-def mask(value: str) -> str:
-    """An identifier as a log or the audit may show it: enough to recognise, not to reuse."""
-    if len(value) <= 4:
-        return "*" * len(value)
+def mask(value: str, kind: str | None = None) -> str:
+    """An identifier as a log or the audit may show it: enough to recognise, not to reuse.
+
+    A name keeps its initials ("D** R***** C***"), an address nothing, a number its last digits.
+    """
+    if kind in _INITIALS:
+        return re.sub(r"(?<=[^\W_])[^\W_]", "*", value)
+    if len(value) <= 4 or kind == "ADDRESS":
+        return re.sub(r"[^\W_]", "*", value)
     keep = 2 if len(value) < 10 else 4
     return re.sub(r"[^\W_]", "*", value[:-keep]) + value[-keep:]
+
+
+_INITIALS = frozenset({"PERSON", "ORG", "LOC", "DEM", "MISC"})
