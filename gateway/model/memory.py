@@ -19,9 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from gateway.model.engine import Engine
-from gateway.model.records import Decision, SanitizePolicy
+from gateway.model.records import SanitizePolicy
+
+if TYPE_CHECKING:  # the records above are the store's too; it needs no engine to read them
+    from gateway.model.engine import Engine
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -67,7 +70,7 @@ def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[
     entities = engine.entities_of(policy)
     names = {k for e in entities for k in e.keys}
     allow = {engine.key(t) for t in policy.allow}
-    _tokens, occs = engine.terms_of(text, entities)
+    _tokens, occs = engine.terms_of(text, entities, policy)
     scored: list[tuple[float, str]] = []
     for key in dict.fromkeys(o.key for o in occs):
         if key in names or key in allow:
@@ -77,8 +80,3 @@ def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[
             scored.append((v.ratio, key))
     scored.sort(key=lambda rk: (-rk[0], rk[1]))
     return tuple(k for _r, k in scored)
-
-
-def relied_on(decision: Decision, memory: Memory) -> tuple[str, ...]:
-    """The earlier messages a decision rests on (empty when the memory did not cause it)."""
-    return memory.sources(decision.earlier) if decision.earlier else ()
