@@ -9,6 +9,7 @@ import pytest
 
 from gateway.errors import ConfigError, InputError, UnknownEntityError
 from gateway.knowledge.local import LocalIndex
+from gateway.model.detection import DERIVED_MAX_SUPPORT
 from gateway.model.engine import Engine
 from gateway.model.knowledge import Estimator
 from gateway.model.records import SanitizePolicy
@@ -215,6 +216,21 @@ def test_compounds_and_derived_forms_of_a_name_are_the_name(engine: Engine) -> N
         assert word not in r.text
     reasons = {d.surface: d.reason for d in r.decisions}
     assert reasons["AIDS-like"] == "compound" and reasons["HIVpositive"] == "derived-form"
+
+
+def test_a_name_numbered_is_the_name_unless_k_knows_the_word(engine: Engine) -> None:
+    text = "The HIV1 and hiv2 strains bind CCR5 on CD4 cells."
+    r = engine.sanitize(text, SanitizePolicy(entities=("HIV",), alpha=2.0))
+    assert "hiv" not in r.text.lower()
+    reasons = {d.surface: d.reason for d in r.decisions}
+    assert reasons["HIV1"] == "derived-form" and reasons["hiv2"] == "derived-form"
+    # Words K counts for themselves keep their own verdict: neither "CCR5" nor "CD4" numbers an entity here.
+    assert all(reasons.get(w) != "derived-form" for w in ("CCR5", "CD4"))
+    mp = engine.entity("MP")  # "mp" is one of its names; "mp3" is a word of K of its own
+    names = {k: mp for k in mp.keys}
+    assert engine.count((frozenset({"mp3"}),)) >= DERIVED_MAX_SUPPORT
+    assert engine.detector.derived("mp3", "MP3", engine.count((frozenset({"mp3"}),)), names, [mp], 2.0) is None
+    assert engine.detector.derived("mp7", "MP7", 0, names, [mp], 2.0) is not None
 
 
 def test_the_output_passes_the_pipelines_own_check(engine: Engine) -> None:

@@ -30,7 +30,7 @@ from gateway.model.records import Entity, SanitizePolicy
 from gateway.verify import Needles, find_trace
 
 CASES = cases()
-MAX_HELD = 3  # of the non-PDF cases (today 1: "HIV1")
+MAX_HELD = 3  # of the non-PDF cases (today none)
 
 
 def _test_scanner_texts(data: bytes, kind: str) -> list[str]:
@@ -114,6 +114,16 @@ def test_crafted_case_is_delivered_clean_or_held(engine: Engine, case: Case) -> 
 def test_crafted_pdf_case_never_leaks(engine: Engine, case: Case) -> None:
     # The PDF side of the extractors is issue 14's; whatever it does, the verifier must not let the name out.
     _outcome(engine, case)
+
+
+# Spellings the engine reads as the name: sanitized and delivered, never left for the last check to hold.
+DELIVERED = ("glued to digits after", "glued to digits before", "glued compound", "dotted acronym", "full width")
+
+
+@pytest.mark.parametrize("name", DELIVERED)
+def test_spelling_is_sanitized_not_held(engine: Engine, name: str) -> None:
+    (case,) = [c for c in CASES if c.name == name]
+    assert _outcome(engine, case) == "clean"
 
 
 def test_few_crafted_cases_are_held(engine: Engine) -> None:

@@ -27,7 +27,8 @@ POLICIES = [
 # Words around the line for these entities, and ordinary ones: a mix makes texts on both sides.
 NEAR = ("antiretroviral viral load therapy condom clinic virus heroin methadone rehab infection "
         "blood test positive diagnosis Beverly Hills church pope bishop parish mass Hollywood "
-        "HIV-positive AIDS-like HIVpositive cocaine-induced chlamydial alcoholics non-alcoholic").split()  # fmt: skip
+        "HIV-positive AIDS-like HIVpositive HIV1 hiv2 CCR5 CD4 cocaine-induced chlamydial alcoholics "
+        "non-alcoholic").split()  # fmt: skip
 PLAIN = ("the radio board firmware driver sample rate antenna frequency we tried again yesterday "
          "and it works with a new cable thanks for the help in the lab today").split()  # fmt: skip
 
@@ -123,6 +124,13 @@ def test_the_fast_path_result_is_the_full_engines(engine: Engine) -> None:
     assert fast.utility == full.utility
     # The deny list is never passed by the fast path.
     assert not _fast_says_clean(engine, text, POLICIES[2])
+
+
+def test_a_numbered_name_is_not_clean(engine: Engine) -> None:
+    # "HIV1" is one token K barely knows: the fast path asks the engine's rule for numbered names.
+    for text in ("The HIV1 strain was found.", "the hiv2 strain was found"):
+        assert not _fast_says_clean(engine, text, POLICIES[0])
+        assert "hiv" not in engine.sanitize(text, POLICIES[0]).text.lower()
 
 
 def test_ratio_table_matches_the_engines_verdicts(engine: Engine) -> None:

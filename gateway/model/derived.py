@@ -1,4 +1,5 @@
-"""Words built from other words: compounds ("AIDS-like", "cocaine-induced") and derivations ("Houstonians").
+"""Words built from other words: compounds ("AIDS-like", "cocaine-induced"), derivations ("Houstonians")
+and names numbered ("HIV1").
 
 K counts such a word as a word of its own, usually a rare one, so by counts
 alone it is "unknown to K" and left in the text, though a reader sees its
@@ -9,6 +10,7 @@ engine judges them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator
 
 from gateway.model.terms import STOPWORDS
@@ -23,6 +25,7 @@ _RESTORE = ("", "a", "e", "y", "ia", "as", "o", "um", "us")
 _PREFIXES = ("anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "un", "counter", "semi", "ex")
 MIN_BASE = 4  # shorter bases ("la", "ic") match too much by accident
 MIN_GLUED_NAME = 3  # "HIVpositive": a name glued to a word
+_NUMBERED = re.compile(r"[0-9]*([^\W\d_]+)[0-9]*")
 
 
 def compound_parts(surface: str) -> list[str]:
@@ -64,3 +67,15 @@ def glued_names(word: str, names: Iterable[str]) -> Iterator[tuple[str, str]]:
             yield name, word[len(name) :]
         elif word.endswith(name) and len(word) - len(name) >= 3:
             yield name, word[: -len(name)]
+
+
+def numbered_name(word: str) -> str | None:
+    """The letters of a word that is letters with digits glued on ("hiv1" -> "hiv", "43hiv" -> "hiv"), else None.
+
+    The tokenizer keeps such a word whole ("ccr5", "win32" are words of K); only when K barely
+    knows it is it read as the name it numbers (a strain, a type, a version).
+    """
+    m = _NUMBERED.fullmatch(word)
+    if m is None or len(m.group(1)) == len(word):
+        return None
+    return m.group(1)

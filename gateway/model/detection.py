@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from gateway.model.derived import compound_parts, derivation_bases, glued_names
+from gateway.model.derived import compound_parts, derivation_bases, glued_names, numbered_name
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import Measure, Verdict, canon, name_verdict
 from gateway.model.records import Entity, SanitizePolicy
@@ -94,8 +94,9 @@ class Detector:
 
         Compounds ("AIDS-like", "cocaine-induced", "CD4-CCR5") are judged by
         their parts whatever K says of the whole; derivations ("Houstonians",
-        "Chlamydial") and glued names ("HIVpositive") only when K barely knows
-        the word: a common one ("Atlantic") has counts of its own.
+        "Chlamydial"), glued names ("HIVpositive") and numbered names ("HIV1")
+        only when K barely knows the word: a common one ("Atlantic", "CD4") has
+        counts of its own.
         """
 
         def risky_term(k: str) -> Verdict | None:
@@ -111,7 +112,12 @@ class Detector:
                 words = [self.key(p) for p in parts]
                 found = [d[0] for w in words if w and (d := self.derived(w, w, 0, names, entities, alpha))]
             return (max(found, key=lambda v: v.ratio), "compound") if found else None
-        if n >= DERIVED_MAX_SUPPORT or not key.isalpha():
+        if n >= DERIVED_MAX_SUPPORT:
+            return None
+        letters = numbered_name(key)
+        if letters is not None:
+            return (name_verdict(names[letters], alpha), "derived-form") if letters in names else None
+        if not key.isalpha():
             return None
         for name, rest in glued_names(key, names):
             if rest in _PREFIX_WORDS or self.measure.count((frozenset({self.key(rest)}),)) >= DERIVED_MAX_SUPPORT:
