@@ -51,7 +51,7 @@ from gateway import streams
 from gateway.config import Config
 from gateway.directory import DirectoryUnavailableError
 from gateway.serve import Gateway
-from gateway.smtp import TRACE_HEADER, SanitizingHandler
+from gateway.smtp import TRACE_HEADER, SanitizingHandler, trace_value
 from gateway.store.base import Envelope as StoredEnvelope
 from gateway.worker import JobResult
 
@@ -204,7 +204,7 @@ class MilterFront:
         if result.verdict == "tempfail":
             handler.record("tempfail")
             return [_reply(451, "4.7.0", f"Message cannot be sanitized now ({result.reason}), try again later")]
-        trace = _trace(result, message_id, names)
+        trace = trace_value(result, message_id, names).encode("ascii", "replace")
         if result.verdict == "hold" or result.data is None:
             try:
                 await handler.save(message_id=message_id, envelope=envelope, status="held", reason=result.reason,
@@ -244,12 +244,6 @@ def _reply(code: int, status: str, text: str) -> ReplyCode:
 
 def _address(raw: bytes) -> str:
     return raw.decode("utf-8", "replace").strip().removeprefix("<").removesuffix(">")
-
-
-def _trace(result: JobResult, message_id: str, names: list[str]) -> bytes:
-    status = "held" if result.verdict == "hold" else "sanitized" if result.decisions else "clean"
-    value = f" status={status}; policies={','.join(names) or '-'}; changes={result.changes}; id={message_id}"
-    return value.encode("ascii", "replace")
 
 
 def _crlf(value: bytes) -> bytes:

@@ -412,16 +412,13 @@ class SanitizingHandler:
         return await loop.run_in_executor(self._store_thread, lambda: fn(**kwargs))
 
     def _trace(self, result: JobResult, message_id: str, names: list[str], session: Session, config: Config) -> bytes:
-        status = "sanitized" if result.decisions else "clean"
         peer = session.peer[0] if session.peer else "unknown"
         received = (
             f"Received: from {session.host_name or 'unknown'} ([{peer}])\r\n"
             f"\tby {config.server.hostname} (sanigate) with ESMTP id {message_id};\r\n"
             f"\t{email.utils.formatdate(localtime=False)}\r\n"
         )
-        policies = ",".join(names) or "-"
-        trace = f"{TRACE_HEADER}: status={status}; policies={policies}; changes={result.changes}; id={message_id}\r\n"
-        return (received + trace).encode("ascii", "replace")
+        return (received + f"{TRACE_HEADER}:{trace_value(result, message_id, names)}\r\n").encode("ascii", "replace")
 
     def close(self) -> None:
         self._store_thread.shutdown(wait=True)
@@ -470,6 +467,12 @@ class _Turn:
             self._done.set_result(None)
         if self._last.get(self._key) is self._done:
             del self._last[self._key]
+
+
+def trace_value(result: JobResult, message_id: str, names: list[str]) -> str:
+    """The X-Sanigate header's value (after the colon), the same from the SMTP and the milter front ends."""
+    status = "held" if result.verdict == "hold" else "sanitized" if result.decisions else "clean"
+    return f" status={status}; policies={','.join(names) or '-'}; changes={result.changes}; id={message_id}"
 
 
 def _mirror(reply: Reply) -> str:
