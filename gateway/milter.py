@@ -174,7 +174,7 @@ class MilterFront:
             names = [p.name for p in policies]
             # The stream memory as it is now: a milter has no per-sender turn, so two messages of one
             # sender at once may each be judged without the other (the content filter orders them).
-            thread = streams.thread_of(original) if streams.remembering(policies) else streams.Thread("", "")
+            thread = streams.thread_for(original, policies)
             try:
                 memory = await handler.recall(policies, msg.sender, list(msg.recipients), thread)
             except Exception:

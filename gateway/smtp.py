@@ -259,7 +259,7 @@ class SanitizingHandler:
             client_address=self.state(session).xforward.get("ADDR", str(session.peer[0]) if session.peer else ""),
             client_name=self.state(session).xforward.get("NAME", ""), helo=session.host_name or "",
         )  # fmt: skip
-        thread = streams.thread_of(data) if streams.remembering(policies) else streams.Thread("", "")
+        thread = streams.thread_for(data, policies)
         try:
             memory = await self.recall(policies, sender, envelope.rcpt_tos, thread)
         except Exception:

@@ -44,6 +44,11 @@ def thread_of(data: bytes) -> Thread:
     return Thread(mail_id, root)
 
 
+def thread_for(data: bytes, policies: Sequence[PolicyConfig]) -> Thread:
+    """The message's thread when one of ``policies`` remembers; otherwise none (its headers are not read)."""
+    return thread_of(data) if remembering(policies) else Thread("", "")
+
+
 def remembering(policies: Sequence[PolicyConfig]) -> list[PolicyConfig]:
     """The policies whose memory is on (``stream_memory_days`` > 0)."""
     return [p for p in policies if p.stream_memory_days > 0]
