@@ -35,7 +35,7 @@ from email.headerregistry import Address, Group
 from email.message import Message
 from typing import Literal
 
-from extractors.base import Note, Segment
+from extractors.base import Extracted, Note, Segment
 from extractors.docx import DOCX_TYPES, extract_docx
 from extractors.html import scan
 from extractors.limits import Limits
@@ -303,9 +303,9 @@ class _Walker:
             elif maintype == "message":
                 self._plain(part, label)  # delivery-status, disposition-notification: header-like text
             elif ctype in DOCX_TYPES or filename.endswith((".docx", ".docm")):
-                self._docx(part, label)
+                self._document(part, label, "document.docx", extract_docx)
             elif ctype == "application/pdf" or filename.endswith(".pdf"):
-                self._pdf(part, label)
+                self._document(part, label, "document.pdf", extract_pdf)
             elif maintype in ("image", "audio", "video"):
                 self._media(part, label)
             elif _is_text(part):
@@ -405,43 +405,24 @@ class _Walker:
             raise UnreadableContentError("attachment cannot be decoded", part=label)
         return data
 
-    def _docx(self, part: Message, label: str) -> None:
-        name = part.get_filename() or "document.docx"
-        docx_doc = extract_docx(self._binary(part, label), part=f"{label} {name}", limits=self.limits)
+    def _document(self, part: Message, label: str, default_name: str, extract: Callable[..., Extracted]) -> None:
+        """A DOCX or PDF attachment: its segments, rebuilt when they change or when reading it removed anything."""
+        name = part.get_filename() or default_name
+        doc = extract(self._binary(part, label), part=f"{label} {name}", limits=self.limits)
 
         done = []
 
-        def set_docx(new: Sequence[tuple[str, ...]]) -> None:
-            _set_binary_payload(part, docx_doc.rebuild(new))
+        def set_doc(new: Sequence[tuple[str, ...]]) -> None:
+            _set_binary_payload(part, doc.rebuild(new))
             done.append(True)
 
-        self.doc._add(docx_doc.segments, set_docx)
-        if docx_doc.notes:
-            self.doc.notes.extend(docx_doc.notes)
+        self.doc._add(doc.segments, set_doc)
+        if doc.notes:
+            self.doc.notes.extend(doc.notes)
 
             def rebuild_anyway(_changed: bool) -> None:
                 if not done:
-                    set_docx([s.pieces for s in docx_doc.segments])
-
-            self.doc._after.append(rebuild_anyway)
-
-    def _pdf(self, part: Message, label: str) -> None:
-        name = part.get_filename() or "document.pdf"
-        pdf_doc = extract_pdf(self._binary(part, label), part=f"{label} {name}", limits=self.limits)
-
-        done = []
-
-        def set_pdf(new: Sequence[tuple[str, ...]]) -> None:
-            _set_binary_payload(part, pdf_doc.rebuild(new))
-            done.append(True)
-
-        self.doc._add(pdf_doc.segments, set_pdf)
-        if pdf_doc.notes:
-            self.doc.notes.extend(pdf_doc.notes)
-
-            def rebuild_anyway(_changed: bool) -> None:
-                if not done:
-                    set_pdf([s.pieces for s in pdf_doc.segments])
+                    set_doc([s.pieces for s in doc.segments])
 
             self.doc._after.append(rebuild_anyway)
 
