@@ -22,7 +22,7 @@ _SUFFIXES = (
     "ic", "al", "an", "er", "ns", "n",
 )  # fmt: skip
 _RESTORE = ("", "a", "e", "y", "ia", "as", "o", "um", "us")
-_PREFIXES = ("anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "un", "counter", "semi", "ex")
+PREFIXES = ("anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "un", "counter", "semi", "ex")
 MIN_BASE = 4  # shorter bases ("la", "ic") match too much by accident
 MIN_GLUED_NAME = 3  # "HIVpositive": a name glued to a word
 _NUMBERED = re.compile(r"[0-9]*([^\W\d_]+)[0-9]*")
@@ -39,7 +39,7 @@ def compound_parts(surface: str) -> list[str]:
 def derivation_bases(word: str) -> Iterator[str]:
     """Candidate bases of a lower-case word, most likely first ("houstonians" -> "houston")."""
     seen: set[str] = set()
-    for prefix in _PREFIXES:
+    for prefix in PREFIXES:
         if word.startswith(prefix) and len(word) - len(prefix) >= MIN_BASE:
             rest = word[len(prefix) :]
             if rest not in seen:

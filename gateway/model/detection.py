@@ -16,7 +16,7 @@ import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from gateway.model.derived import compound_parts, derivation_bases, glued_names, numbered_name
+from gateway.model.derived import PREFIXES, compound_parts, derivation_bases, glued_names, numbered_name
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import Measure, Verdict, canon, name_verdict
 from gateway.model.records import Entity, SanitizePolicy
@@ -120,7 +120,7 @@ class Detector:
         if not key.isalpha():
             return None
         for name, rest in glued_names(key, names):
-            if rest in _PREFIX_WORDS or self.measure.count((frozenset({self.key(rest)}),)) >= DERIVED_MAX_SUPPORT:
+            if rest in PREFIXES or self.measure.count((frozenset({self.key(rest)}),)) >= DERIVED_MAX_SUPPORT:
                 return name_verdict(names[name], alpha), "derived-form"
         for base in derivation_bases(key):
             if base in names:
@@ -313,7 +313,6 @@ UNKNOWN_WINDOW = 8  # tokens either side of a risky term
 # A word in fewer paragraphs of K than this may be judged by the base it derives from.
 DERIVED_MAX_SUPPORT = 50
 DERIVED_MIN_BASE = 10  # a base must itself be well attested, or any rare stem would do
-_PREFIX_WORDS = frozenset({"anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "counter", "semi", "ex"})
 _PARAGRAPH_BREAK = re.compile(r"\n")
 _WORDLIKE = re.compile(r"[^\W\d_]+(?:[-'\u2019 ][^\W\d_]+)*")
 
