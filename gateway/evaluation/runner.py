@@ -14,7 +14,7 @@ from gateway.evaluation.datasets import EvalDocument
 from gateway.evaluation.metrics import NO_SCORES, MeanScores, Scores, mean_scores, rank_of, term_scores, token_scores
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer, sanitize_text
-from gateway.model.records import SanitizePolicy, SanitizeResult
+from gateway.model.records import Decision, SanitizePolicy, SanitizeResult
 from gateway.model.rewrite import REDACTION_MARKER
 
 _WORD = re.compile(r"\w+(?:['\u2019-]\w+)*")
@@ -158,6 +158,20 @@ def _ranks(
     return {n: rank_of(a.scores(text, candidates), doc.entity) for n, a in attackers.items()}
 
 
+def hidden_spans(text: str, decisions: Sequence[Decision]) -> list[tuple[int, int]]:
+    """The words the decisions took out of ``text``: a word its replacement repeats was not hidden.
+
+    "August 23, 1976" generalized to "1976" hides the day, not the year; "Fulton County" as "a county"
+    hides "Fulton" only.
+    """
+    out: list[tuple[int, int]] = []
+    for d in decisions:
+        kept = {w.lower() for w in _WORD.findall(d.replacement or "")}
+        for a, b in d.spans:
+            out += [m.span() for m in _WORD.finditer(text, a, b) if m.group().lower() not in kept]
+    return out
+
+
 def redacted_words(text: str, result: SanitizeResult) -> int:
     """Words of ``text`` inside an edit whose replacement holds a redaction marker."""
     spans = [(e.start, e.end) for e in result.edits if REDACTION_MARKER in e.text]
@@ -221,8 +235,12 @@ def _one(
                      limits=DEFAULT_LIMITS)  # fmt: skip
     except ResidualRiskError:
         failure = "residual-risk"
-    spans = [s for d in sanitized.decisions for s in d.spans]
-    flagged = {d.term for d in sanitized.decisions}
+    spans = hidden_spans(doc.text, sanitized.decisions)
+    # An identifier's value is not one of K's terms: count the terms it covers, as the gold counts masked ones.
+    ids = [s for d in sanitized.decisions if d.kind is not None for s in d.spans]
+    _tokens, occs = engine.terms_of(doc.text)
+    flagged = {d.term for d in sanitized.decisions if d.kind is None}
+    flagged |= {o.key for o in occs if any(a < o.end and o.start < b for a, b in ids)}
     token = {a.annotator: token_scores(a.tokens, a.masked, spans) for a in doc.annotations}
     term = {a: term_scores(flagged, gold) for a, gold in gold_terms.items()}
     # A held message is counted as if the original had been read (the issue's worst case).
