@@ -174,7 +174,9 @@ def _actor_xml(folder: Path) -> Path:
 def test_the_actor_eval_runs_the_identifier_pass_before_the_model(engine: Engine, tmp_path: Path) -> None:
     from gateway.assemble import build_identifiers
     from gateway.evaluation.datasets import actors
-    from gateway.model.identifiers import resolve_kinds
+    from gateway.evaluation.runner import hidden_spans
+    from gateway.model.identifiers import remove_identifiers, resolve_kinds
+    from gateway.model.records import SanitizePolicy
 
     _actor_xml(tmp_path)
     docs = actors(tmp_path)
@@ -195,6 +197,11 @@ def test_the_actor_eval_runs_the_identifier_pass_before_the_model(engine: Engine
     assert ids.summed(1.0, "token", "annotator1") == i
     assert ids.results[0].utility_sanitization < 100.0 and both.results[0].utility_sanitization < 100.0
     assert "Pipeline: model + identifiers (safe-harbor)." in markdown(both) and as_json(ids)["pipeline"] == ids.pipeline
+    # A date generalized to its year hides the day, not the year: the year is not counted as hidden.
+    text = "He was born on August 23, 1976."
+    found = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=kinds))
+    assert found.text == "He was born in 1976."
+    assert {text[a:b] for a, b in hidden_spans(text, found.decisions)} == {"August", "23"}
 
 
 def test_the_eval_command_takes_the_identifier_pass(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
