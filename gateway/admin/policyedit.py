@@ -37,10 +37,7 @@ def add_term(config_path: Path, *, policy: str, term: str, to: ListName, clock: 
         raise InputError("no term given")
     if to not in ("allow", "deny"):
         raise InputError(f"a term goes to the allow or deny list, not {to!r}")
-    try:
-        text = config_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{config_path}: cannot read ({exc.strerror})") from exc
+    text = read_config(config_path)
     doc = tomlkit.parse(text)
     policies = doc.get("policies")
     if policies is None or policy not in policies:
@@ -57,6 +54,14 @@ def add_term(config_path: Path, *, policy: str, term: str, to: ListName, clock: 
         table[to].append(term)
     backup = commit_edit(config_path, text, tomlkit.dumps(doc), clock=clock)
     return PolicyChange(policy, term, to, backup, removed)
+
+
+def read_config(config_path: Path) -> str:
+    """The configuration's text, to edit and then ``commit_edit``."""
+    try:
+        return config_path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{config_path}: cannot read ({exc.strerror})") from exc
 
 
 def commit_edit(config_path: Path, old: str, new: str, *, clock: float | None = None) -> Path:

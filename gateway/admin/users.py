@@ -13,18 +13,15 @@ from typing import Any
 import tomlkit
 
 from gateway.admin.auth import hash_password
-from gateway.admin.policyedit import commit_edit
-from gateway.errors import ConfigError, InputError
+from gateway.admin.policyedit import commit_edit, read_config
+from gateway.errors import InputError
 
 ROLES = ("reviewer", "admin")
 MIN_PASSWORD = 10
 
 
 def _load(config_path: Path) -> tuple[str, Any, Any]:
-    try:
-        text = config_path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{config_path}: cannot read ({exc.strerror})") from exc
+    text = read_config(config_path)
     doc = tomlkit.parse(text)
     if "admin" not in doc:
         doc["admin"] = tomlkit.table()
