@@ -9,6 +9,7 @@ import pytest
 
 from gateway.errors import ConfigError, InputError, UnknownEntityError
 from gateway.knowledge.local import LocalIndex
+from gateway.model.derived import acronym_plural
 from gateway.model.detection import DERIVED_MAX_SUPPORT
 from gateway.model.engine import Engine
 from gateway.model.knowledge import Estimator
@@ -231,6 +232,22 @@ def test_a_name_numbered_is_the_name_unless_k_knows_the_word(engine: Engine) -> 
     assert engine.count((frozenset({"mp3"}),)) >= DERIVED_MAX_SUPPORT
     assert engine.detector.derived("mp3", "MP3", engine.count((frozenset({"mp3"}),)), names, [mp], 2.0) is None
     assert engine.detector.derived("mp7", "MP7", 0, names, [mp], 2.0) is not None
+
+
+def test_an_acronyms_plural_is_the_acronym(engine: Engine) -> None:
+    from extractors.pipeline import process
+
+    # "STDs" is read as "std" but was dropped as "not the acronym" (mixed case); "HPVs" keeps a key of its own.
+    policy = SanitizePolicy(entities=("HPV", "sexually transmitted disease"), alpha=2.0)
+    text = "High-risk HPVs cause most cases. STDs spread; the STD's effects are known."
+    r = engine.sanitize(text, policy)
+    assert "HPV" not in r.text and "STD" not in r.text
+    # Delivered, not held: the independent last check finds neither acronym.
+    out = process(text.encode(), engine=engine, policies=[policy], name="t.txt")
+    assert b"HPV" not in out.data and b"STD" not in out.data
+    # Only capitals then a small s make an acronym's plural.
+    words = ("HPVs", "STD\u2019s", "Stds", "HPV", "Hits")
+    assert [acronym_plural(w) for w in words] == ["hpv", "std", None, None, None]
 
 
 def test_the_output_passes_the_pipelines_own_check(engine: Engine) -> None:

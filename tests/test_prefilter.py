@@ -27,7 +27,7 @@ POLICIES = [
 # Words around the line for these entities, and ordinary ones: a mix makes texts on both sides.
 NEAR = ("antiretroviral viral load therapy condom clinic virus heroin methadone rehab infection "
         "blood test positive diagnosis Beverly Hills church pope bishop parish mass Hollywood "
-        "HIV-positive AIDS-like HIVpositive HIV1 hiv2 CCR5 CD4 cocaine-induced chlamydial alcoholics "
+        "HIV-positive AIDS-like HIVpositive HIV1 hiv2 HIVs STDs CCR5 CD4 cocaine-induced chlamydial alcoholics "
         "non-alcoholic").split()  # fmt: skip
 PLAIN = ("the radio board firmware driver sample rate antenna frequency we tried again yesterday "
          "and it works with a new cable thanks for the help in the lab today").split()  # fmt: skip

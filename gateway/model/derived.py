@@ -26,6 +26,7 @@ PREFIXES = ("anti", "non", "pro", "pre", "post", "pseudo", "neo", "sub", "un", "
 MIN_BASE = 4  # shorter bases ("la", "ic") match too much by accident
 MIN_GLUED_NAME = 3  # "HIVpositive": a name glued to a word
 _NUMBERED = re.compile(r"[0-9]*([^\W\d_]+)[0-9]*")
+_ACRONYM_PLURAL = re.compile(r"([A-Z]{2,})['\u2019]?s")
 
 
 def compound_parts(surface: str) -> list[str]:
@@ -79,3 +80,13 @@ def numbered_name(word: str) -> str | None:
     if m is None or len(m.group(1)) == len(word):
         return None
     return m.group(1)
+
+
+def acronym_plural(surface: str) -> str | None:
+    """The acronym of a plural written with a small s ("HPVs", "STD's" -> "hpv", "std"), else None.
+
+    The tokenizer keeps an acronym in capitals whole, so "HPVs" is a word of its own that K
+    barely knows; a reader sees the acronym.
+    """
+    m = _ACRONYM_PLURAL.fullmatch(surface)
+    return m.group(1).lower() if m else None

@@ -16,7 +16,14 @@ import itertools
 import re
 from collections.abc import Callable, Collection, Sequence
 
-from gateway.model.derived import PREFIXES, compound_parts, derivation_bases, glued_names, numbered_name
+from gateway.model.derived import (
+    PREFIXES,
+    acronym_plural,
+    compound_parts,
+    derivation_bases,
+    glued_names,
+    numbered_name,
+)
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import Measure, Verdict, canon, name_verdict
 from gateway.model.records import Entity, SanitizePolicy
@@ -112,6 +119,9 @@ class Detector:
                 words = [self.key(p) for p in parts]
                 found = [d[0] for w in words if w and (d := self.derived(w, w, 0, names, entities, alpha))]
             return (max(found, key=lambda v: v.ratio), "compound") if found else None
+        acronym = acronym_plural(surface)
+        if acronym is not None and acronym in names:
+            return name_verdict(names[acronym], alpha), "derived-form"
         if n >= DERIVED_MAX_SUPPORT:
             return None
         letters = numbered_name(key)

@@ -39,6 +39,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from gateway.errors import InputError
+from gateway.model.derived import acronym_plural
 from gateway.model.detection import Detector, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
 from gateway.model.generalization import Generalizer, Risky, starts_sentence
@@ -444,7 +445,7 @@ _LOWER = re.compile(r"[a-z]")
 
 def _not_the_acronym(tokens: Sequence[Token], i: int) -> bool:
     word = tokens[i].text
-    if word.isupper() or word.islower():
+    if word.isupper() or word.islower() or acronym_plural(word) is not None:  # "STDs" is the acronym's plural
         return False
     return not (starts_sentence(tokens, i) and word[1:].islower())  # "Hiv" opening a sentence is "hiv"
 
