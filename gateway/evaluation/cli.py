@@ -158,6 +158,7 @@ def _threads(args: argparse.Namespace) -> int:
     from gateway.assemble import EngineConfig, build_engine
     from gateway.evaluation import datasets
     from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
+    from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
     from gateway.evaluation.threads import evaluate_threads, threads_markdown
 
     if len(args.alpha) != 1:
@@ -168,7 +169,13 @@ def _threads(args: argparse.Namespace) -> int:
     docs = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars)
     index = args.index or _index_without(args.corpus, [t.title for t in topics], args.cache)
     engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
-    attacker = None if args.no_attacker else EmbeddingAttacker(load_glove())
+    # A thread is read by one attacker: MiniLM when it is the only one asked for, else GloVe.
+    attacker: Attacker | None = None
+    if not args.no_attacker:
+        use_minilm = args.attackers == ["minilm"]
+        attacker = SentenceAttacker(load_minilm()) if use_minilm else EmbeddingAttacker(load_glove())
+        name = "MiniLM (all-MiniLM-L6-v2)" if use_minilm else "GloVe 6B 50d (--attackers minilm for MiniLM)"
+        _source(f"attacker: {name}")
     with tqdm(total=2 * len(docs), unit=" thread", desc="eval threads", file=sys.stderr) as bar:
         report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attacker=attacker,
                                   progress=bar.update, max_group=args.max_group, unknown=args.unknown)  # fmt: skip

@@ -24,9 +24,10 @@ from pathlib import Path
 from extractors.mail import ContentPolicy
 from gateway import streams
 from gateway.config import PolicyConfig
-from gateway.evaluation.attacker import EmbeddingAttacker, naive_removal
+from gateway.evaluation.attacker import naive_removal
 from gateway.evaluation.datasets import EvalDocument
 from gateway.evaluation.metrics import rank_of
+from gateway.evaluation.runner import Attacker
 from gateway.model.engine import Engine
 from gateway.model.records import SanitizePolicy
 from gateway.store.sqlite import SQLiteStore
@@ -151,7 +152,7 @@ def evaluate_threads(
     *,
     alpha: float,
     size: int,
-    attacker: EmbeddingAttacker | None,
+    attacker: Attacker | None,
     progress: Callable[[int], None] = lambda _n: None,
     **sanitize: object,
 ) -> ThreadReport:
