@@ -103,6 +103,31 @@ def test_ordinary_text_keeps_its_words(analyzer: Analyzer, text: str) -> None:
     assert replaced == [], [(r.finding.text, r.finding.kind) for r in replaced]
 
 
+@pytest.mark.parametrize(
+    ("text", "years"),
+    [
+        ("The series Harbour Lights (2009–2011) ran for three seasons.", "2009–2011"),
+        ("She starred in The Long Field (1994).", "1994"),
+        ("He presented Night Desk (2010–present) on weekday evenings.", "2010–present"),
+        ("A drama series (2008–15) followed.", "2008–15"),
+        ("In the 1990s the band toured widely. Since 2018 it has not.", "1990s"),
+        ("Since 2018 the clinic has opened on Saturdays.", "2018"),
+    ],
+)
+def test_bare_years_are_dates(analyzer: Analyzer, text: str, years: str) -> None:
+    assert found(analyzer, text).get(years) == "DATE", found(analyzer, text)
+
+
+def test_years_stay_under_safe_harbor_and_go_under_all_kinds(analyzer: Analyzer) -> None:
+    text = "Born on August 23, 1976, he was 31 years old when the series Harbour Lights (2009–2011) began."
+    safe = remove_identifiers(text, analyzer, policy_of()).text
+    assert "in 1976" in safe and "(2009–2011)" in safe and "31 years old" in safe  # what Safe Harbor lets stay
+    everything = SanitizePolicy(entities=(), identifiers=resolve_kinds(["all"]))
+    out = remove_identifiers(text, analyzer, everything).text
+    assert not re.search(r"\d", out), out  # TAB's vocabulary: a year and an age identify too
+    assert "([DATE])" in out and "[AGE]" in out
+
+
 def test_checksums_decide(analyzer: Analyzer) -> None:
     # A card number with a wrong Luhn digit, an IBAN with a wrong check, an SSN in area 666: not identifiers.
     text = "Card 4111 1111 1111 1112, IBAN GB82 WEST 1234 5698 7654 33, SSN 666-12-3456."

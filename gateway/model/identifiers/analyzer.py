@@ -50,6 +50,9 @@ def _join_ranges(text: str, found: list[Finding]) -> list[Finding]:
                 and _RANGE_JOIN.fullmatch(text, prev.end, f.start)):  # fmt: skip
             m = _RANGE_OPEN.search(text, max(0, prev.start - 10), prev.start)
             start = m.start() if m else prev.start
+            parts = f.parts or prev.parts
+            if f.part("year") == f.text and prev.part("year") == prev.text:
+                parts = (("year", text[start : f.end]),)  # years alone, "from 1994 to 2004": a span of years
             out[-1] = Finding(
                 start=start,
                 end=f.end,
@@ -57,7 +60,7 @@ def _join_ranges(text: str, found: list[Finding]) -> list[Finding]:
                 text=text[start : f.end],
                 score=min(prev.score, f.score),
                 source=prev.source,
-                parts=f.parts or prev.parts,
+                parts=parts,
             )
             continue
         out.append(f)

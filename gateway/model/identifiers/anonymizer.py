@@ -41,13 +41,17 @@ class Replacement:
         return self.text != self.finding.text
 
 
-def anonymize(findings: Sequence[Finding], *, address_level: AddressLevel = "none") -> list[Replacement]:
+def anonymize(
+    findings: Sequence[Finding], *, address_level: AddressLevel = "none", safe_harbor: bool = True
+) -> list[Replacement]:
+    """``safe_harbor``: keep what Safe Harbor lets stay (a date's year, an age under 90); without it a
+    year and an age are replaced too, as TAB's annotators mask them (DATETIME, DEM)."""
     numbering = _Numbering()
     # Longest first, so "Mr Ruslan Kurkaev" names the person before "Kurkaev" alone refers back to him.
     order = sorted(range(len(findings)), key=lambda i: (findings[i].kind not in NUMBERED, -findings[i].length))
     out: dict[int, Replacement] = {}
     for i in order:
-        out[i] = _operate(findings[i], numbering, address_level)
+        out[i] = _operate(findings[i], numbering, address_level, safe_harbor)
     # Number people (organisations, places) in the order the reader meets them.
     first_seen: dict[str, int] = {}
     for i in range(len(findings)):
@@ -68,11 +72,11 @@ def anonymize(findings: Sequence[Finding], *, address_level: AddressLevel = "non
     return result
 
 
-def _operate(f: Finding, numbering: _Numbering, address_level: AddressLevel) -> Replacement:
+def _operate(f: Finding, numbering: _Numbering, address_level: AddressLevel, safe_harbor: bool) -> Replacement:
     kind = f.kind
     if kind == K.DATE:
         year = f.part("year")
-        if year is not None:
+        if year is not None and safe_harbor:
             if f.text.strip() == year:
                 return Replacement(f, f.text, "generalize", f"DATE:{year}")  # a year alone may stay
             return Replacement(f, year, "generalize", f"DATE:{_norm(f.text)}")
@@ -80,6 +84,8 @@ def _operate(f: Finding, numbering: _Numbering, address_level: AddressLevel) -> 
         return Replacement(f, label, "redact", f"DATE:{_norm(f.text)}")
     if kind == K.AGE:
         age = int(f.part("age") or 0)
+        if not safe_harbor:
+            return Replacement(f, "[AGE]", "redact", f"AGE:{age}")
         if age <= 89:
             return Replacement(f, f.text, "generalize", f"AGE:{age}")
         digits = re.search(r"\d+", f.text)

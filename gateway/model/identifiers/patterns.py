@@ -50,7 +50,11 @@ _MONTH_START = re.compile(r"[JFMASOND](?<![\w][JFMASOND])")
 _YEAR_TOKEN = re.compile(r"\d(?<![\w./,-]\d)\d\d\d(?![\d/-])")
 # What may stand before a year: "summer 2004", "Q3 2019" (a date); "in 1983", "born 1961" (a year alone).
 _SEASON_BEFORE = re.compile(r"(?:[Ss]pring|[Ss]ummer|[Aa]utumn|[Ff]all|[Ww]inter|Q[1-4])\s+(?:of\s+)?$")
-_YEAR_WORD_BEFORE = re.compile(r"\b(?:in|since|of|from|until|to|by|before|after|and|year|born)\s+$")
+_YEAR_WORD_BEFORE = re.compile(r"\b(?i:in|since|of|from|until|to|by|before|after|and|year|born)\s+$")
+# A year in brackets or closing a range ("(1994)", "1994–2004"), and the end of a range it opens
+# ("2010–present", "2008–15"): how reference works and CVs write the years of an event.
+_YEAR_BRACKET_BEFORE = re.compile(r"(?:\(|[–—]\s*)$")
+_YEAR_RANGE_AFTER = re.compile(r"\s*[–—]\s*(?:present\b|(?:1[6-9]|20)?\d\d(?![\d.,]))")
 _NUMBER_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     "seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|a few|several|a"
@@ -214,9 +218,21 @@ def dates(text: str) -> Iterator[Finding]:
             start = m.start() - len(window) + s.start()
             yield Finding(start=start, end=m.end(), kind=K.DATE, text=text[start : m.end()], score=0.85,
                           source="date pattern", parts=(("year", y),))  # fmt: skip
-        elif _YEAR_WORD_BEFORE.search(window):
-            yield Finding(start=m.start(), end=m.end(), kind=K.DATE, text=y, score=0.5, source="year",
-                          parts=(("year", y),))  # fmt: skip
+        elif text.startswith("s", m.end()) and not text[m.end() + 1 : m.end() + 2].isalnum():
+            # A decade ("the 1990s") says no more than a year: a year part, kept where a year may stay.
+            decade = text[m.start() : m.end() + 1]
+            yield Finding(start=m.start(), end=m.end() + 1, kind=K.DATE, text=decade, score=0.5, source="year",
+                          parts=(("year", decade),))  # fmt: skip
+        elif (
+            (r := _YEAR_RANGE_AFTER.match(text, m.end())) is not None
+            or _YEAR_WORD_BEFORE.search(window)
+            or _YEAR_BRACKET_BEFORE.search(window)
+        ):
+            # The years alone ("2008–15", "2010–present" included) are the year part: they stay where a year may.
+            end = r.end() if r is not None else m.end()
+            years = text[m.start() : end]
+            yield Finding(start=m.start(), end=end, kind=K.DATE, text=years, score=0.5, source="year",
+                          parts=(("year", years),))  # fmt: skip
 
 
 def durations(text: str) -> Iterator[Finding]:

@@ -17,6 +17,7 @@ from typing import Protocol
 from gateway.errors import ConfigError
 from gateway.model.identifiers.analyzer import Analyzer, find_words
 from gateway.model.identifiers.anonymizer import Replacement, anonymize
+from gateway.model.identifiers.kinds import SAFE_HARBOR
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
 from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
 
@@ -41,7 +42,12 @@ class IdentifierPass:
 
 def remove_identifiers(text: str, analyzer: Analyzer, policy: SanitizePolicy) -> IdentifierPass:
     findings = analyzer.analyze(text, policy.identifiers)
-    replacements = [r for r in anonymize(findings, address_level=policy.address_level) if r.changes]
+    # Kinds beyond Safe Harbor's (organisations, demographics: TAB's vocabulary) ask for what TAB masks,
+    # years and ages included; Safe Harbor's own kinds keep the year and an age under 90, as the rule allows.
+    safe_harbor = policy.identifiers <= SAFE_HARBOR
+    replacements = [
+        r for r in anonymize(findings, address_level=policy.address_level, safe_harbor=safe_harbor) if r.changes
+    ]
     edits = [_edit(text, r) for r in replacements]
     return IdentifierPass(apply_edits(text, edits), tuple(_decisions(replacements)))
 
