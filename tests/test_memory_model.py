@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gateway.config import parse_config
 from gateway.errors import ConfigError
 from gateway.evaluation.threads import split_thread
+from gateway.model.detection import _combinations
 from gateway.model.engine import Engine
 from gateway.model.memory import Disclosure, Memory, disclosed_terms
 from gateway.model.records import SanitizePolicy
@@ -116,3 +121,19 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     assert memory["hiv"].words_kept < alone["hiv"].words_kept <= alone["hiv"].words
     assert report.summary("memory")["stream_decisions"] == 1.0
     assert "with the stream memory" in threads_markdown(report)
+
+
+@given(
+    n=st.integers(min_value=0, max_value=9),
+    held=st.sets(st.integers(min_value=0, max_value=8)),
+    size=st.integers(min_value=2, max_value=4),
+)
+def test_groups_with_a_remembered_term_in_the_order_of_combinations(n: int, held: set[int], size: int) -> None:
+    # The detector asks the groups holding exactly one remembered term, in itertools' order (the first
+    # risky one is the one named), without testing every combination of the sentence's and the memory's terms.
+    keys = [f"k{i}" for i in range(n)]
+    fixed = {f"k{i}" for i in held if i < n}
+    expected = list(itertools.combinations(keys, size))
+    if fixed:
+        expected = [c for c in expected if sum(k in fixed for k in c) == 1]
+    assert list(_combinations(keys, size, fixed)) == expected

@@ -14,7 +14,7 @@ from __future__ import annotations
 import bisect
 import itertools
 import re
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 
 from gateway.model.derived import (
     PREFIXES,
@@ -301,14 +301,13 @@ class Detector:
     ) -> tuple[tuple[str, ...], Verdict] | None:
         """The first group (smallest first) that is risky.
 
-        ``fixed`` members (a stream's memory) are at most one per group: a pair with a term of the text, or a
+        ``fixed`` members (a stream's memory) are exactly one per group: a pair with a term of the text, or a
         triple with two; groups of two earlier terms cost the most counts and were not worth them (README).
+        Groups of the text's own terms alone are the caller's first question (``groups``), not asked again here.
         """
         keys = list(members)
         for size in range(2, min(policy.max_group, len(keys)) + 1):
-            for combo in itertools.combinations(keys, size):
-                if sum(k in fixed for k in combo) > 1 or all(k in fixed for k in combo):
-                    continue
+            for combo in _combinations(keys, size, fixed):
                 conj = canon(members[k][0] for k in combo)
                 if conj in judged:
                     continue
@@ -317,6 +316,21 @@ class Detector:
                     return combo, v
                 judged.add(conj)
         return None
+
+
+def _combinations(keys: Sequence[str], size: int, fixed: Collection[str]) -> Iterable[tuple[str, ...]]:
+    """``itertools.combinations(keys, size)`` in its order; with ``fixed``, only those holding exactly one of them.
+
+    Built from the allowed groups alone: with a stream's 12 remembered terms beside a sentence's 6, a test of
+    every combination (969, of which 252 qualify) cost more than judging the groups (a sentence and a line of a
+    long message each ask it).
+    """
+    if not fixed:
+        return itertools.combinations(keys, size)
+    own = [i for i, k in enumerate(keys) if k not in fixed]
+    held = [i for i, k in enumerate(keys) if k in fixed]
+    picks = sorted(tuple(sorted((f, *rest))) for f in held for rest in itertools.combinations(own, size - 1))
+    return [tuple(keys[i] for i in pick) for pick in picks]
 
 
 UNKNOWN_WINDOW = 8  # tokens either side of a risky term
