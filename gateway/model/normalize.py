@@ -45,8 +45,11 @@ INVISIBLE_CLASS = (
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
 )
 _INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
-# "H.I.V." / "H. I. V." -> "HIV": two or more single capitals each followed by a dot.
-_DOTTED = re.compile(r"(?<![^\W\d_])((?:[A-Z]\. ?){2,}[A-Z]?)(?![^\W\d_])")
+# "H.I.V." / "H. I. V." -> "HIV": two or more single capitals each followed by a dot, the first not inside a
+# word. The expression opens with a capital (the letter before it is looked at behind that capital), so the
+# regex engine skips along the text in C to the next capital instead of trying the look-behind everywhere.
+_DOTTED = re.compile(r"[A-Z](?<![^\W\d_][A-Z])\. ?(?:[A-Z]\. ?)+[A-Z]?(?![^\W\d_])")
+_DOTTED_PAIR = re.compile(r"[A-Z]\. ?[A-Z]\.")  # what any dotted acronym holds: most texts have none
 
 
 def _latin_lookalike(m: re.Match[str]) -> str:
@@ -68,6 +71,6 @@ def fold(text: str) -> str:
 
 def undot(text: str) -> str:
     """Dotted acronyms without their dots: "H.I.V." -> "HIV" ("U.S." too: read only for matching)."""
-    if "." not in text:
+    if "." not in text or not _DOTTED_PAIR.search(text):
         return text
-    return _DOTTED.sub(lambda m: m.group(1).replace(".", "").replace(" ", ""), text)
+    return _DOTTED.sub(lambda m: m.group().replace(".", "").replace(" ", ""), text)
