@@ -71,6 +71,8 @@ from gateway.model.rewrite import (
 from gateway.model.taxonomy import Taxonomy, choose_sense
 from gateway.model.terms import PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
 
+# A text, the phrases and acronyms it was read with, and its tokens and terms.
+_Terms = tuple[str, PhraseSet, frozenset[str], tuple[list[Token], list[TermOccurrence]]]
 # Rounds after the policy's last one, while the output still fails its own check: the first
 # few still generalize, the rest redact.
 EXTRA_GENERALIZING_ROUNDS = 2
@@ -123,7 +125,7 @@ class Engine:
         self.detector = Detector(self.measure, self.generalizer, self.key)
         # The fast path for clean text, where K can answer for every term at once (prefilter.py).
         self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
-        self._last_terms: tuple[str, PhraseSet, frozenset[str], tuple[list[Token], list[TermOccurrence]]] | None = None
+        self._recent_terms: tuple[_Terms, ...] = ()
 
     def terms_of(
         self, text: str, entities: Sequence[Entity] = (), policy: SanitizePolicy | None = None
@@ -135,13 +137,16 @@ class Engine:
         """
         phrases = self._phrases if policy is None else self._phrases_for(policy, entities)
         acronyms = frozenset(k for e in entities for k in e.acronyms)
-        last = self._last_terms  # the fast path and the first round read the same text: tokenize it once
-        if last is not None and last[0] is text and last[1] is phrases and last[2] == acronyms:
-            return last[3]
+        # The fast path and the first round read the same text, and the memory reads the output the last round
+        # read, after the pipeline's check read the rebuilt content: the last two texts, each tokenized once.
+        recent = self._recent_terms  # replaced whole, never changed in place: safe to read from any thread
+        for seen, seen_phrases, seen_acronyms, found in recent:
+            if seen_phrases is phrases and seen_acronyms == acronyms and seen == text:
+                return found
         tokens, occs = extract_terms(text, self.language.lemmatize, phrases, self._norms)
         if acronyms:
             occs = [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]
-        self._last_terms = (text, phrases, acronyms, (tokens, occs))
+        self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
         return tokens, occs
 
     @property
