@@ -12,7 +12,9 @@ messages let through) joins those groups, never as the member generalized.
 from __future__ import annotations
 
 import bisect
+import functools
 import itertools
+import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 
@@ -327,10 +329,17 @@ def _combinations(keys: Sequence[str], size: int, fixed: Collection[str]) -> Ite
     """
     if not fixed:
         return itertools.combinations(keys, size)
-    own = [i for i, k in enumerate(keys) if k not in fixed]
-    held = [i for i, k in enumerate(keys) if k in fixed]
-    picks = sorted(tuple(sorted((f, *rest))) for f in held for rest in itertools.combinations(own, size - 1))
-    return [tuple(keys[i] for i in pick) for pick in picks]
+    return (pick(keys) for pick in _picks(tuple(k in fixed for k in keys), size))
+
+
+@functools.lru_cache(maxsize=1024)
+def _picks(held: tuple[bool, ...], size: int) -> tuple[Callable[[Sequence[str]], tuple[str, ...]], ...]:
+    """For keys of which those at ``held`` are remembered: a getter for each group of ``_combinations``."""
+    own = [i for i, h in enumerate(held) if not h]
+    chosen = sorted(
+        tuple(sorted((f, *rest))) for f, h in enumerate(held) if h for rest in itertools.combinations(own, size - 1)
+    )
+    return tuple(operator.itemgetter(*pick) for pick in chosen)  # groups of two or more: each gives a tuple
 
 
 UNKNOWN_WINDOW = 8  # tokens either side of a risky term
