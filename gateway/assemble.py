@@ -6,6 +6,7 @@ and an organisation taxonomy and injects them.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from gateway.config import EngineFiles
 from gateway.errors import KnowledgeError
 from gateway.knowledge.local import LocalIndex, default_index_path
 from gateway.model.engine import Engine
+from gateway.model.generalization import NameKinds
 from gateway.model.identifiers import Analyzer
 from gateway.model.knowledge import DEFAULT_MIN_SUPPORT, DEFAULT_PRIOR_WEIGHT, Estimator, Knowledge
 from gateway.model.taxonomy import ChainedTaxonomy, Taxonomy
@@ -73,7 +75,25 @@ def build_engine(config: EngineConfig = EngineConfig(), *, knowledge: Knowledge 
         synonyms=wordnet,
         estimator=Estimator(prior_weight=config.prior_weight, min_support=config.min_support),
         extra_phrases=extra,
+        names=_name_kinds(wordnet),
     )
+
+
+def _name_kinds(wordnet: WordNet) -> NameKinds:
+    """The identifier analyzer's name recognizer, as the engine asks it what kind a name is."""
+    from gateway.model.identifiers.names import NameRecognizer
+    from gateway.taxonomy.lexicon import WordNetLexicon
+
+    recognizer = NameRecognizer(WordNetLexicon(wordnet))
+
+    def kinds(text: str) -> Iterator[tuple[int, int, str]]:
+        # Only what the recognizer has evidence for (a lexicon, a title, a head word), not its guess that
+        # an unknown capitalised word is a person ("Ur-Fascism").
+        for f in recognizer(text):
+            if f.score >= 0.7 and not (f.source == "capitalised name" and " " not in f.text):
+                yield f.start, f.end, f.kind
+
+    return kinds
 
 
 def build_identifiers(engine: Engine | None = None, *, wordnet_root: Path | None = None) -> Analyzer:

@@ -42,7 +42,7 @@ from gateway.errors import InputError
 from gateway.model.derived import acronym_plural
 from gateway.model.detection import Detector, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
-from gateway.model.generalization import Generalizer, Risky, starts_sentence
+from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_sentence
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
 from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
@@ -85,6 +85,8 @@ class Language(Protocol):
 
     def plural(self, noun: str) -> str: ...
 
+    def conjugate(self, verb: str, like: str) -> str: ...
+
 
 class Synonyms(Protocol):
     def synonyms(self, term: str) -> set[str]: ...
@@ -103,6 +105,7 @@ class Engine:
         estimator: Estimator | None = None,
         extra_phrases: Iterable[str] = (),
         min_support: int | None = None,
+        names: NameKinds | None = None,
     ) -> None:
         self.knowledge = knowledge
         self.taxonomy = taxonomy
@@ -121,7 +124,7 @@ class Engine:
         self._entities: BoundedCache[tuple[str, tuple[str, ...]], Entity] = BoundedCache(4096)
         # A policy's own multi-word allow/deny terms are phrases for that policy only.
         self._policy_phrases: BoundedCache[tuple[tuple[str, ...], tuple[Entity, ...]], PhraseSet] = BoundedCache(256)
-        self.generalizer = Generalizer(taxonomy, self.measure, self.key)
+        self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)
         # The fast path for clean text, where K can answer for every term at once (prefilter.py).
         self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
@@ -335,7 +338,7 @@ class Engine:
         for o in occs:
             by_key.setdefault(o.key, []).append(o)
         risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
-        context = set(by_key)
+        context = {k: len(v) for k, v in by_key.items()}  # how often the text says each term: sense evidence
         redact_all = force_redact or policy.mode == "redact"
         # A replacement must not be a term this text has flagged (or an earlier round or policy did).
         forbidden = set(avoid) | set(risky)
@@ -382,6 +385,8 @@ class Engine:
                     shouting=shouting and original.isupper(),
                     determiner_before=determiner_before(text, o.start),
                     name=r.name,
+                    pos="n" if cur is None else cur.pos,
+                    conjugate=self.language.conjugate,
                 )
                 edits.append(with_article(text, o.start, o.end, surface))
             v = r.verdict

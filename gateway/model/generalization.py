@@ -7,12 +7,13 @@ tried is kept as evidence for the decision.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
 from gateway.model.records import Entity, SanitizePolicy, Step
-from gateway.model.taxonomy import Generalization, Taxonomy, choose_sense
+from gateway.model.taxonomy import Generalization, Sense, Taxonomy, choose_sense
 from gateway.model.terms import TermOccurrence, Token
 
 
@@ -37,11 +38,26 @@ class Risky:
         return self.chain[self.position]
 
 
+class NameKinds(Protocol):
+    """Names in a text and their kind (PERSON, ORG, LOC...): the identifier analyzer's name recognizer."""
+
+    def __call__(self, text: str) -> Iterable[tuple[int, int, str]]: ...
+
+
+MAX_SENSES_TRIED = 4
+# What a name of each kind is, when the knowledge base does not know the name itself.
+KIND_NOUNS: dict[str, str] = {"PERSON": "person", "LOC": "place", "ORG": "organization"}
+
+
 class Generalizer:
-    def __init__(self, taxonomy: Taxonomy, measure: Measure, key: Callable[[str], str]) -> None:
+    def __init__(
+        self, taxonomy: Taxonomy, measure: Measure, key: Callable[[str], str], *, names: NameKinds | None = None
+    ) -> None:
         self.taxonomy = taxonomy
         self.measure = measure
         self.key = key
+        self._names = names
+        self._named: tuple[str, dict[tuple[int, int], str]] | None = None  # the last text's names, by span
 
     def keys_of(self, g: Generalization) -> frozenset[str]:
         return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
@@ -68,20 +84,90 @@ class Generalizer:
         capitalized = capitals > 0 and 2 * capitals >= len(inside)
         r.name = capitalized if inside else None
         senses = self.taxonomy.senses(surface) or self.taxonomy.senses(r.key)
+        if capitalized and any(s.is_instance for s in senses):
+            # Mostly part of a longer name ("Randall Bailey"): not the person or place the knowledge base
+            # knows by the last word alone ("Bailey", the lexicographer), unless that is its name too.
+            before = [_name_before(tokens, o.first_token) for o in occs]
+            senses = [
+                s for s in senses
+                if not s.is_instance
+                or 2 * sum(1 for w in before if w and w not in {x for m in s.lemmas for x in m.split()}) < len(occs)
+            ]  # fmt: skip
         if capitalized and not surface.isupper() and senses and not any(s.proper or s.is_instance for s in senses):
             # A name the knowledge base does not know ("Cruise", "Holmes"):
             # its common-noun senses would generalize the wrong thing.
             senses = []
-        sense = choose_sense(senses, context=context, capitalized=capitalized)
-        r.sense = sense.id if sense else None
-        r.chain = self.taxonomy.generalizations(surface, r.sense) if senses else []
+        r.chain = []
+        if first.n_tokens == 1 and not capitalized:
+            self._verb_or_adjective(r, surface, senses, [reading(tokens, o.first_token) for o in occs], context)
+        if not r.chain:
+            sense = choose_sense(senses, context=context, capitalized=capitalized)
+            r.sense = sense.id if sense else None
+            r.chain = self.taxonomy.generalizations(surface, r.sense) if senses else []
         head = tokens[first.first_token + first.n_tokens - 1].text
         if not r.chain and first.n_tokens > 1 and (head.islower() or head.lower() in NAMED_KINDS):
             # A compound the knowledge base lacks: its head noun is its first
             # generalization ("Catholic cathedral" is a cathedral, "Fulton County" a county).
             noun = head.lower()
             r.chain = [Generalization(term=noun, source="head-noun"), *self.taxonomy.generalizations(noun)]
+        if not r.chain and capitalized and (kind := self._kind(text, occs, tokens)) is not None:
+            # A name the knowledge base lacks is a person, a place, an organisation: "a person", not a gap.
+            noun = KIND_NOUNS[kind]
+            r.chain = [Generalization(term=noun, source=f"name-kind:{kind}"), *self.taxonomy.generalizations(noun)]
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
+
+    def _kind(self, text: str, occs: Sequence[TermOccurrence], tokens: Sequence[Token]) -> str | None:
+        """The kind most of the term's occurrences have as a whole name (not a part of a longer one).
+
+        None when the name stands before a noun ("Zorblaxian therapy"): there it says what kind of
+        thing the noun is, and "a person therapy" would not.
+        """
+        if self._names is None:
+            return None
+        for o in occs:
+            i = o.first_token + o.n_tokens
+            if i < len(tokens) and tokens[i].sentence == o.sentence and tokens[i].text.isalpha():
+                word = tokens[i].text
+                if word.islower() and not tokens[i].is_stop and self.taxonomy.senses(word):
+                    return None
+        if self._named is None or self._named[0] is not text:
+            spans = {(a, b): kind for a, b, kind in self._names(text) if kind in KIND_NOUNS}
+            self._named = (text, spans)
+        spans = self._named[1]
+        kinds = [spans.get((o.start, o.end)) for o in occs]
+        if None in kinds or len(set(kinds)) != 1:
+            return None  # a part of a longer name somewhere ("Randall Griffin"): "a person" would not fit there
+        return kinds[0]
+
+    def _verb_or_adjective(
+        self, r: Risky, surface: str, nouns: Sequence[Sense], readings: Sequence[str | None], context: Collection[str]
+    ) -> None:
+        """A word used as a verb or an adjective generalizes as one ("bitten" -> "gripped", "Methodist" ->
+        "denominational"). Used so when it has no noun sense worth the name (WordNet's counts), or when the
+        words before most of its occurrences say so ("it causes", "to infect")."""
+        verbs, as_nouns = readings.count("v"), readings.count("n")
+        if nouns and 2 * verbs <= len(readings):
+            return
+        others = self.taxonomy.other_senses(surface)
+        if nouns:
+            others = [s for s in others if s.pos == "v"]
+        elif as_nouns > verbs:
+            # After a determiner: an adjective ("the social network"), or else a noun ("the risk of"),
+            # though mostly a verb elsewhere: then its noun senses.
+            others = [s for s in others if s.pos == "a"]
+            if not others:
+                r.chain = self.taxonomy.generalizations(surface)
+                return
+        # The likeliest sense that has a generalization ("infected": the adjective has none, the verb has).
+        for _ in range(MAX_SENSES_TRIED):
+            sense = choose_sense(others, context=context, capitalized=False)
+            if sense is None:
+                return
+            chain = self.taxonomy.generalizations(surface, sense.id)
+            if chain:
+                r.sense, r.chain = sense.id, chain
+                return
+            others = [s for s in others if s is not sense]
 
     def advance(
         self,
@@ -151,6 +237,34 @@ NAMED_KINDS = frozenset(
     team association society council committee commission court company corporation bank agency department
     ministry army navy war battle treaty festival games award prize newspaper magazine journal band""".split()
 )
+
+
+# Words after which a word is a verb ("it causes", "to infect", "can spread"), or a noun ("the spread").
+_VERB_BEFORE = frozenset(
+    """to can could may might will would shall should must cannot it they he she we i you who which that
+    not also often usually rarely generally typically commonly mainly mostly frequently sometimes""".split()
+)
+_NOUN_BEFORE = frozenset(
+    """a an the this these those its their his her our my your some many few several each every no of in
+    for with by from such""".split()
+)
+
+
+def reading(tokens: Sequence[Token], i: int) -> str | None:
+    """ "v" or "n" when the word before token i says how it is used; None when it says nothing."""
+    if i == 0 or tokens[i - 1].sentence != tokens[i].sentence:
+        return None
+    before = tokens[i - 1].text.lower()
+    return "v" if before in _VERB_BEFORE else "n" if before in _NOUN_BEFORE else None
+
+
+def _name_before(tokens: Sequence[Token], i: int) -> str | None:
+    """The capitalised word right before token i mid-sentence (the rest of a longer name), if any."""
+    if i > 0 and not starts_sentence(tokens, i) and tokens[i - 1].joined:
+        word = tokens[i - 1].text
+        if word[:1].isupper() and word.isalpha() and not tokens[i - 1].is_stop:
+            return word
+    return None
 
 
 def starts_line(text: str, tokens: Sequence[Token], i: int) -> bool:

@@ -14,6 +14,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gateway.model.taxonomy import PartOfSpeech
 from gateway.model.terms import MARKER_WORD, STOPWORDS, Token, sentence_starts
 
 REDACTION_MARKER = f"[{MARKER_WORD}]"
@@ -91,10 +92,21 @@ def surface_replacement(
     determiner_before: bool = False,
     lemmatize: Callable[[str], str] | None = None,
     name: bool | None = None,
+    pos: PartOfSpeech = "n",
+    conjugate: Callable[[str, str], str] | None = None,
 ) -> str:
-    """Inflect and case ``replacement`` like the ``original`` surface form."""
+    """Inflect and case ``replacement`` like the ``original`` surface form.
+
+    A verb takes the original's tense ("bitten" -> "gripped"); an adjective (or a noun standing as
+    one, "microorganism infection") takes neither a plural nor an article.
+    """
     if replacement == REDACTION_MARKER:
         return replacement
+    if pos != "n":
+        out = conjugate(replacement, original) if pos == "v" and conjugate is not None else replacement
+        if shouting:
+            return out.upper()
+        return out[:1].upper() + out[1:] if sentence_initial else out
     out = replacement
     last = tokens[-1]
     # "Beverly Hills" is a name, not a plural: only common nouns inflect.

@@ -8,9 +8,9 @@ chained: an organisation's own taxonomy is asked before WordNet.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +21,12 @@ class Sense:
     is_instance: bool = False
     frequency: int = 0
     proper: bool = False
+    pos: PartOfSpeech = "n"
+    kinds: tuple[str, ...] = ()  # what it is an instance or a kind of ("American state", "river")
+
+
+# What a generalization is written as: a noun (inflected for number), a verb (for tense) or an adjective.
+PartOfSpeech = Literal["n", "v", "a"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,10 +34,17 @@ class Generalization:
     term: str
     source: str
     lexicalizations: tuple[str, ...] = field(default=())
+    pos: PartOfSpeech = "n"
 
 
 class Taxonomy(Protocol):
-    def senses(self, term: str) -> list[Sense]: ...
+    def senses(self, term: str) -> list[Sense]:
+        """Noun senses of ``term``."""
+        ...
+
+    def other_senses(self, term: str) -> list[Sense]:
+        """Verb and adjective senses of a word, for where it is not used as a noun."""
+        ...
 
     def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]: ...
 
@@ -54,6 +67,13 @@ class ChainedTaxonomy:
                 return found
         return []
 
+    def other_senses(self, term: str) -> list[Sense]:
+        for tax in self._taxonomies:
+            found = tax.other_senses(term)
+            if found:
+                return found
+        return []
+
     def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]:
         for i, tax in enumerate(self._taxonomies):
             chain = tax.generalizations(term, sense)
@@ -69,13 +89,15 @@ class ChainedTaxonomy:
 def choose_sense(
     senses: Sequence[Sense],
     *,
-    context: Collection[str],
+    context: Collection[str] | Mapping[str, int],
     capitalized: bool,
 ) -> Sense | None:
     """Pick the sense a text most likely means (not blindly the first).
 
     A simplified Lesk score: overlap of the text's term keys with the words of
-    the sense's gloss and lemmas, plus the sense's corpus frequency (SemCor
+    the sense's gloss, lemmas and kinds, each weighted by how often the text
+    uses it when ``context`` counts (the Denver article says "state" more than
+    "river": Colorado the state), plus the sense's corpus frequency (SemCor
     counts in WordNet) as a prior, plus a preference for instance senses
     (proper nouns) when the text writes the term capitalized mid-sentence and
     for class senses when it does not.
@@ -84,14 +106,15 @@ def choose_sense(
         return None
     if len(senses) == 1:
         return senses[0]
-    ctx = {c.lower() for c in context}
+    counts = context if isinstance(context, Mapping) else dict.fromkeys(context, 1)
+    ctx = {c.lower(): n for c, n in counts.items()}
     best: tuple[float, int] | None = None
     chosen = senses[0]
     for rank, s in enumerate(senses):
         words = {w.strip(".,;:()\"'").lower() for w in s.gloss.split()}
-        for lemma in s.lemmas:
+        for lemma in (*s.lemmas, *s.kinds):
             words.update(lemma.lower().split())
-        overlap = len(words & ctx)
+        overlap = sum(math.log1p(ctx[w]) / math.log(2) for w in words if w in ctx)
         fit = 1.0 if (s.is_instance or s.proper) == capitalized else 0.0
         score = 2.0 * overlap + math.log1p(s.frequency) + 3.0 * fit
         key = (score, -rank)

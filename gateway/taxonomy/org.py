@@ -72,6 +72,9 @@ class OrgTaxonomy:
         name = self._display[k]
         return [Sense(id=f"org:{k}", lemmas=(name,), gloss=self._display[self._parent[k]], proper=name[:1].isupper())]
 
+    def other_senses(self, term: str) -> list[Sense]:
+        return []  # an organisation's taxonomy names things
+
     def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]:
         k = key_of(term, self._lemmatize)
         chain: list[Generalization] = []

@@ -10,6 +10,7 @@ WordNet from there.
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shutil
 import threading
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.errors import TaxonomyError
 from gateway.mapped import KeyTable, MappedFile, MappedFormatError, file_lock, key_table_sections, write_mapped
 from gateway.model.taxonomy import Generalization, Sense
+from gateway.taxonomy.inflection import conjugate
 
 if TYPE_CHECKING:
     from nltk.corpus.reader.wordnet import Synset
@@ -211,6 +213,34 @@ def _load_reader(root: str) -> Any:
     return _open_reader(root, prepared)
 
 
+PERTAINYMS_NAME = "sanigate-pertainyms.v1.json"
+
+
+def load_pertainyms(reader: Any) -> dict[str, tuple[str, ...]]:
+    """The reverse of WordNet's pertainym pointers, laid out once beside the database (a full scan is seconds)."""
+    target = Path(reader.root.path)
+    path = target / PERTAINYMS_NAME
+    try:
+        return {k: tuple(v) for k, v in json.loads(path.read_text(encoding="utf-8")).items()}
+    except (OSError, ValueError):
+        pass
+    table: dict[str, list[str]] = {}
+    for synset in reader.all_synsets("a"):
+        for lemma in synset.lemmas():
+            for noun in lemma.pertainyms():
+                names = table.setdefault(noun.synset().name(), [])
+                if lemma.name() not in names:
+                    names.append(lemma.name())
+    try:
+        with file_lock(target / f".{PERTAINYMS_NAME}.lock"):
+            tmp = path.with_name(f"{PERTAINYMS_NAME}.tmp{os.getpid()}")
+            tmp.write_text(json.dumps(table, sort_keys=True), encoding="utf-8")
+            tmp.replace(path)
+    except OSError:
+        pass  # a read-only data root: scanned again by the next process
+    return {k: tuple(v) for k, v in table.items()}
+
+
 @dataclass(frozen=True, slots=True)
 class _Candidate:
     synset: Synset
@@ -227,6 +257,7 @@ class WordNet:
             self._wn = _load_reader(str(root))
         self._lemma_cache: dict[str, str] = {}
         self._plural_exceptions: dict[str, str] | None = None
+        self._pertainyms: Mapping[str, tuple[str, ...]] | None = None
         # nltk's reader seeks in shared file objects: one thread at a time.
         self._lock = threading.RLock()
 
@@ -272,6 +303,9 @@ class WordNet:
             out = out[:1].upper() + out[1:]
         return f"{head} {out}" if head else out
 
+    def conjugate(self, verb: str, like: str) -> str:
+        return conjugate(verb, like)
+
     def multiword_nouns(self) -> Iterator[str]:
         for name in self._wn.all_lemma_names(pos="n"):
             if "_" in name:
@@ -307,15 +341,22 @@ class WordNet:
                     is_instance=bool(s.instance_hypernyms()),
                     frequency=sum(lemma.count() for lemma in own),
                     proper=any(lemma.name()[:1].isupper() for lemma in own),
+                    kinds=tuple(
+                        _display(n) for h in (*s.instance_hypernyms(), *s.hypernyms()) for n in h.lemma_names()[:2]
+                    ),
                 )
             )
         return out
 
     def _mostly_not_noun(self, word: str) -> bool:
+        """By the counts of the word's base form in each part of speech ("causes": the verb "cause")."""
         counts = {"n": 0, "other": 0}
+        # Every base form ("conditions" is a noun of its own and the plural of "condition").
+        bases = {pos: {word, *self._wn._morphy(word, pos)} for pos in ("n", "v", "a", "r")}
         for s in self._wn.synsets(word):
+            base = bases["a" if s.pos() == "s" else s.pos()]
             for lemma in s.lemmas():
-                if lemma.name().lower() == word:
+                if lemma.name().lower() in base:
                     counts["n" if s.pos() == "n" else "other"] += lemma.count()
         return counts["other"] > counts["n"]
 
@@ -349,11 +390,89 @@ class WordNet:
             return self._generalizations(term, sense)
 
     def _generalizations(self, term: str, sense: str | None) -> list[Generalization]:
+        if sense is not None and ".n." not in sense:
+            other = next((s for s in self._other_synsets(term) if s.name() == sense), None)
+            if other is None:
+                return []
+            return list(self._verb_chain(other) if other.pos() == "v" else self._adjective_chain(other, term))
         synsets = self._noun_synsets(term)
         if not synsets:
             return []
         chosen = next((s for s in synsets if s.name() == sense), synsets[0])
         return list(self._chain(chosen))
+
+    def other_senses(self, term: str) -> list[Sense]:
+        with self._lock:
+            return [
+                Sense(
+                    id=s.name(),
+                    lemmas=tuple(_display(n) for n in s.lemma_names()),
+                    gloss=s.definition(),
+                    frequency=sum(lemma.count() for lemma in self._own_lemmas(s, term)),
+                    pos="v" if s.pos() == "v" else "a",
+                )
+                for s in self._other_synsets(term)
+            ]
+
+    def _other_synsets(self, term: str) -> list[Synset]:
+        if " " in term or not term.isalpha():
+            return []
+        return [s for s in self._wn.synsets(term.lower()) if s.pos() in ("v", "a", "s")]
+
+    def _own_lemmas(self, synset: Synset, word: str) -> list[Any]:
+        """The synset's lemmas that are the word itself (or its base form for that part of speech)."""
+        low = word.lower()
+        base = self._wn.morphy(low, synset.pos()) or low
+        return [lemma for lemma in synset.lemmas() if lemma.name().lower() in (low, base)]
+
+    def _verb_chain(self, synset: Synset) -> Iterator[Generalization]:
+        """A verb's hypernyms ("transmit" -> "transfer" -> "move"), most specific first."""
+        seen: set[str] = set()
+        current = synset
+        while parents := current.hypernyms():
+            current = parents[0]
+            if current.name() in seen:
+                return
+            seen.add(current.name())
+            lemmas = tuple(_display(n) for n in current.lemma_names())
+            yield Generalization(term=lemmas[0], source=f"wordnet:{current.name()}", lexicalizations=lemmas, pos="v")
+
+    def _adjective_chain(self, synset: Synset, word: str) -> Iterator[Generalization]:
+        """An adjective's generalizations, as adjectives.
+
+        WordNet has no hypernyms for adjectives. A relational adjective pertains to a noun ("viral" to
+        "virus", "Methodist" to "Methodist Church"): the adjectives that pertain to that noun's hypernyms
+        generalize it ("Methodist" -> "Protestant" -> "Christian"). A satellite ("tropical", hot) has a
+        head adjective that says less ("equatorial" -> ...): it comes last.
+        """
+        seen: set[str] = set()
+        pertaining = self._pertaining()
+        for lemma in self._own_lemmas(synset, word) or synset.lemmas():
+            for noun in lemma.pertainyms():
+                for g in self._chain(noun.synset()):
+                    name = g.source.removeprefix("wordnet:")
+                    for adj in pertaining.get(name, ()):
+                        if adj.lower() not in seen:
+                            seen.add(adj.lower())
+                            yield Generalization(term=_display(adj), source=f"wordnet:{name}/pertainym", pos="a")
+                    if g.term.lower() not in seen and " " not in g.term:
+                        # No adjective for it: the noun itself, as English puts one before another
+                        # ("viral infection" -> "microorganism infection"); a phrase does not read so.
+                        seen.add(g.term.lower())
+                        yield Generalization(term=g.term, source=g.source, lexicalizations=g.lexicalizations, pos="a")
+        for head in synset.similar_tos() if synset.pos() == "s" else ():
+            for n in head.lemma_names()[:1]:
+                if n.lower() not in seen and n.lower() != word.lower():
+                    seen.add(n.lower())
+                    lemmas = tuple(_display(x) for x in head.lemma_names())
+                    yield Generalization(term=_display(n), source=f"wordnet:{head.name()}", lexicalizations=lemmas,
+                                         pos="a")  # fmt: skip
+
+    def _pertaining(self) -> Mapping[str, tuple[str, ...]]:
+        """Noun synset -> the adjectives that pertain to it; WordNet stores only the other direction."""
+        if self._pertainyms is None:
+            self._pertainyms = load_pertainyms(self._wn)
+        return self._pertainyms
 
     def _noun_synsets(self, term: str) -> Sequence[Synset]:
         query = term.replace(" ", "_")
