@@ -291,3 +291,23 @@ def test_groups_reach_across_the_sentences_of_a_paragraph(engine: Engine) -> Non
     apart = f"We wrote about {a} on Monday.\nOn Friday we wrote about {b} again."
     assert any(d.reason == "group" for d in engine.sanitize(one, policy).decisions)
     assert not any(d.reason == "group" for d in engine.sanitize(apart, policy).decisions)
+
+
+def test_a_verb_is_generalized_as_a_verb_in_its_own_tense(engine: Engine) -> None:
+    from gateway.taxonomy.inflection import conjugate
+
+    text = "People are bitten at night, and a mosquito that has bitten a sick person carries the parasite."
+    result = engine.sanitize(text, SanitizePolicy(entities=("malaria",), alpha=2.0))
+    (bitten,) = [d for d in result.decisions if d.term == "bite"]
+    assert bitten.sense is not None and ".v." in bitten.sense and bitten.replacement is not None
+    assert "bitten" not in result.text
+    written = conjugate(bitten.replacement, "bitten")  # "grip" -> "gripped", as "bite" -> "bitten"
+    assert written != bitten.replacement and f"are {written} at night" in result.text
+
+
+def test_a_name_the_taxonomy_lacks_is_generalized_by_its_kind(engine: Engine) -> None:
+    text = "In 1549 Thomas Cranmer wrote a new prayer book. Thomas Cranmer was burned in Oxford."
+    result = engine.sanitize(text, SanitizePolicy(entities=("Anglicanism",), alpha=2.0))
+    (name,) = [d for d in result.decisions if d.surface == "Thomas Cranmer"]
+    assert name.replacement == "person" and name.chain[0].source == "name-kind:PERSON"
+    assert "In 1549 a person wrote" in result.text and ". A person was burned" in result.text

@@ -148,3 +148,26 @@ def test_no_article_inside_a_longer_name_or_after_a_determiner_further_back() ->
     text = "sea level.[14]\nAtlanta was founded. The patient was treated for weeks in the city of\nAtlanta."
     assert sentence_initial(text, text.index("Atlanta"), [0])
     assert not sentence_initial(text, text.rindex("Atlanta"), [0])  # a wrapped line goes on
+
+
+def test_verbs_take_the_tense_and_adjectives_neither_number_nor_article() -> None:
+    from gateway.model.rewrite import surface_replacement
+    from gateway.model.terms import tokenize
+    from gateway.taxonomy.inflection import conjugate
+
+    def same(w: str) -> str:
+        return w
+
+    def kw(original: str, *, initial: bool = False) -> dict[str, object]:
+        return {"original": original, "tokens": tokenize(original, same), "plural": lambda w: w + "s",
+                "sentence_initial": initial, "shouting": False, "conjugate": conjugate, "lemmatize": same}  # fmt: skip
+
+    assert surface_replacement("grip", pos="v", **kw("bitten")) == "gripped"  # type: ignore[arg-type]
+    assert surface_replacement("make", pos="v", **kw("causes")) == "makes"  # not the plural "makess"
+    assert surface_replacement("pass on", pos="v", **kw("Transmitting", initial=True)) == "Passing on"  # type: ignore[arg-type]
+    # "Methodists" is a plural noun, "Methodist" before a noun an adjective: no plural, no article.
+    assert surface_replacement("denominational", pos="a", **kw("Methodist")) == "denominational"  # type: ignore[arg-type]
+    # A name becomes a common noun with its article; a head in capitals is a name ("a" would not fit).
+    name = kw("Colorado")
+    assert surface_replacement("American state", name=True, **name) == "an American state"  # type: ignore[arg-type]
+    assert surface_replacement("Atlanta", name=True, **name) == "Atlanta"  # type: ignore[arg-type]

@@ -66,3 +66,48 @@ def test_org_taxonomy_rejects_cycles_and_bad_files(wordnet: WordNet, tmp_path: P
     f.write_text("parents = 3\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="'parents'"):
         OrgTaxonomy.load(f, lemmatize=wordnet.lemmatize)
+
+
+def test_verbs_generalize_through_verb_hypernyms(wordnet: WordNet) -> None:
+    senses = wordnet.other_senses("bitten")
+    assert senses and all(s.pos in ("v", "a") for s in senses)
+    best = max(senses, key=lambda s: s.frequency)
+    assert best.id == "bite.v.01"  # SemCor's commonest sense: with the teeth
+    chain = wordnet.generalizations("bitten", best.id)
+    assert chain[0].term == "grip" and all(g.pos == "v" for g in chain)
+
+
+def test_adjectives_generalize_to_adjectives(wordnet: WordNet) -> None:
+    # A relational adjective: the adjectives that pertain to its noun's hypernyms.
+    assert wordnet.generalizations("Methodist", "methodist.a.01")[0].term == "denominational"
+    catholic = [g.term for g in wordnet.generalizations("Catholic", "catholic.a.01")]
+    assert "Christian" in catholic
+    # No adjective pertains to "microorganism": the noun stands before the noun it modifies.
+    viral = wordnet.generalizations("viral", "viral.a.01")
+    assert viral[0].term == "microorganism" and viral[0].pos == "a"
+    # A satellite: its head adjective.
+    assert [g.term for g in wordnet.generalizations("tropical", "tropical.s.01")] == ["equatorial"]
+    assert wordnet.other_senses("infection") == [] or all(s.pos != "n" for s in wordnet.other_senses("infection"))
+
+
+def test_a_word_is_judged_by_its_base_form_counts(wordnet: WordNet) -> None:
+    assert wordnet.senses("causes") == []  # "it causes": the verb "cause" is far commoner
+    assert wordnet.senses("conditions")  # a noun of its own, and the plural of "condition"
+
+
+def test_conjugation_follows_the_original_form(wordnet: WordNet) -> None:
+    assert wordnet.conjugate("grip", "bitten") == "gripped"
+    assert wordnet.conjugate("make", "causes") == "makes"
+    assert wordnet.conjugate("pass on", "transmitted") == "passed on"
+    assert wordnet.conjugate("give", "infecting") == "giving"
+    assert wordnet.conjugate("give", "infect") == "give"
+
+
+def test_sense_choice_weighs_what_the_text_says_most(wordnet: WordNet) -> None:
+    senses = wordnet.senses("Colorado")
+    state = next(s for s in senses if "state" in " ".join(s.kinds))
+    # An article about a city of the state says "state" often and "river" now and then; one about
+    # the river the other way round.
+    assert choose_sense(senses, context={"state": 2.0, "river": 1.0, "city": 2.0}, capitalized=True) is state
+    chosen = choose_sense(senses, context={"river": 2.0, "canyon": 1.6, "state": 1.0}, capitalized=True)
+    assert chosen is not None and chosen.kinds == ("river",)

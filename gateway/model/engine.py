@@ -32,6 +32,7 @@ into text that still reads), all over one ``measure`` of K with one cache policy
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
@@ -338,7 +339,7 @@ class Engine:
         for o in occs:
             by_key.setdefault(o.key, []).append(o)
         risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
-        context = {k: len(v) for k, v in by_key.items()}  # how often the text says each term: sense evidence
+        context = self._sense_evidence(by_key)
         redact_all = force_redact or policy.mode == "redact"
         # A replacement must not be a term this text has flagged (or an earlier round or policy did).
         forbidden = set(avoid) | set(risky)
@@ -356,6 +357,17 @@ class Engine:
                 while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
                     self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
         return self._edits(text, tokens, by_key, risky)
+
+    def _sense_evidence(self, by_key: dict[str, list[TermOccurrence]]) -> dict[str, float]:
+        """What each term of the text says of which sense a word has there (taxonomy.choose_sense).
+
+        A term the text repeats says more, up to a point (a saturating log of its count), and a rare
+        term more than a common one (its IC over the text's mean): the Denver article's many "state"s
+        make Colorado the state, and its many "person"s do not make an insect an unwelcome person.
+        """
+        ics = {k: self.ic(k) for k in by_key}
+        mean = sum(ics.values()) / len(ics) if ics else 1.0
+        return {k: min(2.0, math.log2(1 + len(v))) * ics[k] / (mean or 1.0) for k, v in by_key.items()}
 
     def _edits(
         self,

@@ -7,7 +7,7 @@ tried is kept as evidence for the decision.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -97,6 +97,7 @@ class Generalizer:
             # A name the knowledge base does not know ("Cruise", "Holmes"):
             # its common-noun senses would generalize the wrong thing.
             senses = []
+        context = _near(context, tokens, occs)
         r.chain = []
         if first.n_tokens == 1 and not capitalized:
             self._verb_or_adjective(r, surface, senses, [reading(tokens, o.first_token) for o in occs], context)
@@ -256,6 +257,21 @@ def reading(tokens: Sequence[Token], i: int) -> str | None:
         return None
     before = tokens[i - 1].text.lower()
     return "v" if before in _VERB_BEFORE else "n" if before in _NOUN_BEFORE else None
+
+
+# The sentences a word stands in say more of its sense than the rest of the text ("the U.S. state of
+# Colorado"): their terms count this many times over.
+NEAR_WEIGHT = 3.0
+
+
+def _near(
+    context: Collection[str] | Mapping[str, float], tokens: Sequence[Token], occs: Sequence[TermOccurrence]
+) -> dict[str, float]:
+    weights = dict(context) if isinstance(context, Mapping) else dict.fromkeys(context, 1.0)
+    sentences = {o.sentence for o in occs}
+    for t in {t.norm for t in tokens if t.sentence in sentences and not t.is_stop}:
+        weights[t] = NEAR_WEIGHT * weights.get(t, 1.0)
+    return weights
 
 
 def _name_before(tokens: Sequence[Token], i: int) -> str | None:

@@ -115,7 +115,8 @@ def surface_replacement(
         is_name = name  # what the rest of the text says of this term (a name opening a sentence is a name)
     if not is_name and _looks_plural(last) and _countable_singular(out, lemmatize):
         out = plural(out)
-    proper = any(ch.isupper() for ch in replacement)
+    # A name, when its head is one ("Atlanta"); "American state" is a common noun and takes an article.
+    proper = replacement.rsplit(" ", 1)[-1][:1].isupper()
     if is_name and not proper and not determiner_before and not original.isupper():
         # "in Los Angeles" -> "in a city": a name needs no article, a common noun does.
         out = f"{indefinite_article(out)} {out}"

@@ -86,18 +86,21 @@ class ChainedTaxonomy:
         return []
 
 
+GLOSS_WORDS = 9  # a typical gloss with its lemmas: overlap is counted as if every gloss were this long
+
+
 def choose_sense(
     senses: Sequence[Sense],
     *,
-    context: Collection[str] | Mapping[str, int],
+    context: Collection[str] | Mapping[str, float],
     capitalized: bool,
 ) -> Sense | None:
     """Pick the sense a text most likely means (not blindly the first).
 
     A simplified Lesk score: overlap of the text's term keys with the words of
-    the sense's gloss, lemmas and kinds, each weighted by how often the text
-    uses it when ``context`` counts (the Denver article says "state" more than
-    "river": Colorado the state), plus the sense's corpus frequency (SemCor
+    the sense's gloss, lemmas and kinds, each weighted by what ``context`` says
+    it is worth when it maps terms to weights (the engine: how often and how
+    rare, Engine._sense_evidence), plus the sense's corpus frequency (SemCor
     counts in WordNet) as a prior, plus a preference for instance senses
     (proper nouns) when the text writes the term capitalized mid-sentence and
     for class senses when it does not.
@@ -106,15 +109,16 @@ def choose_sense(
         return None
     if len(senses) == 1:
         return senses[0]
-    counts = context if isinstance(context, Mapping) else dict.fromkeys(context, 1)
-    ctx = {c.lower(): n for c, n in counts.items()}
+    weights: Mapping[str, float] = context if isinstance(context, Mapping) else dict.fromkeys(context, 1.0)
+    ctx = {c.lower(): w for c, w in weights.items()}
     best: tuple[float, int] | None = None
     chosen = senses[0]
     for rank, s in enumerate(senses):
         words = {w.strip(".,;:()\"'").lower() for w in s.gloss.split()}
         for lemma in (*s.lemmas, *s.kinds):
             words.update(lemma.lower().split())
-        overlap = sum(math.log1p(ctx[w]) / math.log(2) for w in words if w in ctx)
+        # Over the root of the gloss's length: a long gloss matches more words by chance (Lesk's known bias).
+        overlap = sum(ctx[w] for w in words if w in ctx) * GLOSS_WORDS**0.5 / max(1, len(words)) ** 0.5
         fit = 1.0 if (s.is_instance or s.proper) == capitalized else 0.0
         score = 2.0 * overlap + math.log1p(s.frequency) + 3.0 * fit
         key = (score, -rank)
