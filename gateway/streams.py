@@ -33,7 +33,7 @@ class Thread:
 def thread_of(data: bytes) -> Thread:
     """Read the thread headers only; a message with none is the root of its own thread."""
     try:
-        headers = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(data)
+        headers = email.parser.BytesHeaderParser(policy=email.policy.compat32).parsebytes(header_block(data))
         own = _MSGID.search(str(headers.get("Message-ID", "")))
         refs = _MSGID.findall(str(headers.get("References", "")))
         reply = _MSGID.search(str(headers.get("In-Reply-To", "")))
@@ -42,6 +42,17 @@ def thread_of(data: bytes) -> Thread:
     mail_id = own.group(0) if own else ""
     root = refs[0] if refs else reply.group(0) if reply else mail_id
     return Thread(mail_id, root)
+
+
+def header_block(data: bytes) -> bytes:
+    """The message up to its first empty line: all its header fields, and at most a few bytes more.
+
+    The header parser stops reading fields at the first empty line but still reads every line of
+    the body (a 60 kB message costs 25 times a 2 kB header block, in the SMTP front's own process).
+    Two line ends in a row, in any of the conventions the parser accepts, are an empty line.
+    """
+    ends = [i for i in (data.find(b"\n\n"), data.find(b"\n\r\n"), data.find(b"\r\r")) if i >= 0]
+    return data[: min(ends) + 3] if ends else data
 
 
 def thread_for(data: bytes, policies: Sequence[PolicyConfig]) -> Thread:

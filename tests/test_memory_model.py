@@ -15,7 +15,7 @@ from gateway.model.detection import _combinations
 from gateway.model.engine import Engine
 from gateway.model.memory import Disclosure, Memory, disclosed_terms
 from gateway.model.records import SanitizePolicy
-from gateway.streams import cutoffs, thread_of
+from gateway.streams import cutoffs, header_block, thread_of
 
 HIV = SanitizePolicy(entities=("HIV",), alpha=1.5)
 FIRST = "The patient needs condoms and counselling."
@@ -137,3 +137,13 @@ def test_groups_with_a_remembered_term_in_the_order_of_combinations(n: int, held
     if fixed:
         expected = [c for c in expected if sum(k in fixed for k in c) == 1]
     assert list(_combinations(keys, size, fixed)) == expected
+
+
+@pytest.mark.parametrize("end", [b"\r\n", b"\n", b"\r"])
+def test_the_thread_is_read_from_the_header_block_alone(end: bytes) -> None:
+    head = end.join([b"Message-ID: <c@x>", b"References: <a@x>", b"  <b@x>", b"Subject: hi", b"", b""])
+    body = end.join([b"References: <z@x>", b"Message-ID: <y@x>", b"", b"text"] * 50)
+    data = head + body
+    assert header_block(data).startswith(head) and len(header_block(data)) <= len(head) + 1
+    assert (thread_of(data).mail_id, thread_of(data).root) == ("<c@x>", "<a@x>")
+    assert header_block(b"Subject: no body") == b"Subject: no body"
