@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gateway.model.engine import Engine
-from gateway.model.normalize import undot
+from gateway.model.normalize import INVISIBLE_CLASS, undot
 from gateway.model.records import SanitizePolicy
+from gateway.model.terms import _WORD
 
 WORDS = (
     "HIV AIDS antiretroviral therapy condom viral load undetectable clinic patient doctor blood transfusion "
@@ -85,3 +86,20 @@ def test_undot_is_the_plain_rule(pieces: list[str]) -> None:
     text = "".join(pieces)
     # undot skips along the text to capitals (and returns at once without a dotted pair); what it reads is the same.
     assert undot(text) == _DOTTED_PLAIN.sub(lambda m: m.group(1).replace(".", "").replace(" ", ""), text)
+
+
+# The word expression as first written: three alternatives, none of which the regex engine can skip to.
+_WORD_PLAIN = re.compile(
+    rf"(?:[^\W\d_]\.){{2,}}|[^\W\d_](?:[^\W_]|[\-'\u2019{INVISIBLE_CLASS}])*(?<![\-'\u2019{INVISIBLE_CLASS}])"
+    r"|\d[\w.,:/\-]*"
+)
+
+
+@given(
+    st.lists(st.sampled_from(["H", "iv", "é", "ß", "٣", "4", ".", "-", "'", "\u2019", "\u00ad", "_", " ", ",", "/"]))
+)
+@example(["H", ".", "iv", ".", " ", "H", ".", "4", "iv", "-", " ", "é", "\u00ad", "ß", "'", " ", "٣", ",", "4", "/"])
+@settings(max_examples=300)
+def test_words_are_the_plain_rule(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    assert [m.span() for m in _WORD.finditer(text)] == [m.span() for m in _WORD_PLAIN.finditer(text)]
