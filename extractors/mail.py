@@ -25,11 +25,12 @@ from __future__ import annotations
 import base64
 import email
 import email.header
+import email.headerregistry
 import email.policy
 import mimetypes
 import quopri
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.headerregistry import Address, Group
 from email.message import Message
@@ -484,6 +485,10 @@ def _unicode(raw: object) -> str:
 def _decoded(name: str, raw: object, label: str) -> str:
     """A header as a reader sees it: raw UTF-8 or RFC 2047 decoded, unfolded."""
     value = _unicode(raw)
+    if value.isascii() and "=?" not in value and _UNSTRUCTURED(name):
+        # What the unstructured parser gives back for plain ASCII with no encoded word: the value itself
+        # (it only splits at blanks, and decodes encoded words). Most of a list's headers are such.
+        return value
     try:
         decoded = str(email.policy.default.header_factory(name, value))
     except Exception as exc:
@@ -492,6 +497,16 @@ def _decoded(name: str, raw: object, label: str) -> str:
         # An encoded word in a charset Python does not know: what it says cannot be read.
         raise UnreadableContentError(f"header {name} is in an unknown charset", part=label)
     return decoded
+
+
+def _unstructured(registry: Mapping[str, type]) -> Callable[[str], bool]:
+    """Is a header read by the registry's unstructured parser (its default, and Subject's)?"""
+    unstructured = email.headerregistry.UnstructuredHeader
+    special = frozenset(n for n, cls in registry.items() if not issubclass(cls, unstructured))
+    return lambda name: name.lower() not in special
+
+
+_UNSTRUCTURED = _unstructured(email.policy.default.header_factory.registry)  # type: ignore[attr-defined]
 
 
 def _raw_headers(msg: Message) -> list[tuple[str, object]]:

@@ -12,16 +12,19 @@ import docx
 import pytest
 from builders import SAMPLES, make_docx, make_mail, make_pdf
 from docx.shared import RGBColor
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 from extractors.base import Segment, apply_to_pieces, combine, split
 from extractors.html import scan
 from extractors.limits import Limits
-from extractors.mail import SIGNATURE_HEADER, ContentPolicy
+from extractors.mail import SIGNATURE_HEADER, ContentPolicy, _decoded, _unicode
 from extractors.pipeline import check_output, process
 from gateway.errors import (
     EncryptedContentError,
     LimitExceededError,
     ResidualRiskError,
+    UnreadableContentError,
     UnsupportedContentError,
 )
 from gateway.model.engine import Engine
@@ -410,3 +413,22 @@ def test_tracked_deletions_never_leave_even_in_a_clean_document(engine: Engine) 
     attached = email.message_from_bytes(sent.data, policy=email.policy.default)
     part = next(p for p in attached.walk() if p.get_filename() == "minutes.docx")
     assert "antiretroviral" not in docx_xml(part.get_content())
+
+
+@given(
+    name=st.sampled_from(["Subject", "X-AntiAbuse", "Keywords", "Thread-Topic", "Orig-Date", "Comments"]),
+    value=st.lists(
+        st.sampled_from(["HIV", " ", "\t", "\r\n ", "=?", "?=", "utf-8?q?H=49V", "(x)", "1 Jan 2024 10:00 -0000"])
+    ).map("".join),
+)
+@example(name="Orig-Date", value="1 Jan 2024 10:00 -0000")
+def test_a_text_header_reads_as_the_header_registry_decodes_it(name: str, value: str) -> None:
+    # Plain ASCII with no encoded word skips the registry's parser; what it reads must not change.
+    try:
+        expected: str | None = str(email.policy.default.header_factory(name, _unicode(value)))
+    except Exception:
+        expected = None  # the registry refuses it: so must the extractor
+    try:
+        assert _decoded(name, value, "header") == expected
+    except UnreadableContentError:
+        assert expected is None or "\ufffd" in expected
