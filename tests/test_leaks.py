@@ -28,6 +28,7 @@ from gateway.model.engine import Engine
 from gateway.model.normalize import fold, undot
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.verify import Needles, find_trace
+from gateway.verify.layers import _CONTROL_BYTES, _HIGH_BYTES, _decode_text
 
 CASES = cases()
 MAX_HELD = 3  # of the non-PDF cases (today none)
@@ -288,3 +289,14 @@ def _mail_with_unread_trace() -> bytes:
         b"--B\r\nContent-Type: message/rfc822\r\n\r\nMessage-ID: <HIV-results@example.org>\r\nSubject: x\r\n\r\nhi\r\n"
         b"--B--\r\n"
     )
+
+
+def test_the_verifier_tells_text_from_binary_by_the_plain_counts() -> None:
+    # Control characters other than tab, line ends and form feed (over a tenth: binary), 8-bit bytes that are
+    # not UTF-8 (over a third: binary), counted in C; the rule is the plain one.
+    assert set(_CONTROL_BYTES) == {b for b in range(256) if b < 9 or 13 < b < 32}
+    assert set(_HIGH_BYTES) == set(range(0x80, 0x100))
+    assert _decode_text(b"HIV " * 20 + b"\x01" * 8, None) is not None
+    assert _decode_text(b"HIV " * 20 + b"\x01" * 9, None) is None
+    assert _decode_text(b"HIV " * 20 + bytes([0xE9]) * 40, None) is not None  # Latin-1 text
+    assert _decode_text(b"HIV " * 20 + bytes([0xFF]) * 41, None) is None

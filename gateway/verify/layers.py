@@ -190,6 +190,11 @@ def _content(data: bytes, part: str, charset: str | None, depth: int, budget: _B
     yield from _text_views(text, part, "text")
 
 
+# Counted with bytes.translate (in C): control characters other than tab, line ends and form feed; 8-bit bytes.
+_CONTROL_BYTES = bytes([*range(9), *range(14, 32)])
+_HIGH_BYTES = bytes(range(0x80, 0x100))
+
+
 def _decode_text(data: bytes, charset: str | None) -> str | None:
     """Text a recipient's program would show, or None for binary content."""
     if data[:2] in (b"\xff\xfe", b"\xfe\xff"):
@@ -201,7 +206,7 @@ def _decode_text(data: bytes, charset: str | None) -> str | None:
         if max(even, odd) > 0.8 * (len(sample) // 2) and min(even, odd) < 0.2 * (len(sample) // 2):
             return data.decode("utf-16-le" if odd > even else "utf-16-be", "replace")
         return None
-    controls = sum(1 for b in sample if b < 9 or 13 < b < 32)
+    controls = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
     if controls > len(sample) // 10:
         return None
     for cs in (charset, "utf-8"):
@@ -210,7 +215,7 @@ def _decode_text(data: bytes, charset: str | None) -> str | None:
                 return data.decode(cs)
             except (LookupError, UnicodeError):
                 continue
-    if sum(1 for b in sample if b >= 0x80) > len(sample) // 3:
+    if len(sample) - len(sample.translate(None, _HIGH_BYTES)) > len(sample) // 3:
         return None  # neither UTF-8 nor a text in a single-byte charset: binary
     return data.decode("latin-1")
 
