@@ -147,3 +147,27 @@ def test_ratio_table_matches_the_engines_verdicts(engine: Engine) -> None:
         if i < 0 or v.n < engine.estimator.min_support:
             continue
         assert table[i] == pytest.approx(v.ratio, rel=1e-12, abs=1e-12)
+
+
+def test_the_group_bound_never_clears_a_risky_group(engine: Engine) -> None:
+    """``may_be_risky`` lets the engine skip a group's entity counts: it must hold for every risky group."""
+    assert engine._clean is not None
+    rng = random.Random(7)
+    near = [w.lower() for w in NEAR if w.isalpha()] + ["aids", "drug", "sex", "gay", "needle", "patient", "immune"]
+    risky = cleared = 0
+    for p in [*POLICIES[:2], SanitizePolicy(entities=("HIV",), alpha=1.0)]:
+        entities = engine.entities_of(p)
+        for i in range(300):
+            words = near if i % 2 else near + PLAIN
+            size = rng.choice((2, 3))
+            conj = tuple(frozenset(rng.sample(words, rng.choice((1, 1, 2)))) for _ in range(size))
+            n = engine.count(conj)
+            v = engine.verdict(conj, entities, p.alpha)
+            may = engine._clean.may_be_risky(conj, n, entities, p.alpha)
+            if v.risky:
+                risky += 1
+                assert may, (conj, v)
+            cleared += not may
+            judged = n >= engine.estimator.group_min_support and v.risky
+            assert (engine.measure.risky_group(conj, entities, p.alpha) is not None) == judged
+    assert risky and cleared  # both sides of the bound were tried

@@ -255,8 +255,7 @@ class Detector:
             if not r.redacted:
                 cur = r.current
                 assert cur is not None
-                gv = self.measure.verdict(canon((*others, self.generalizer.keys_of(cur))), entities, policy.alpha)
-                if gv.n >= self.measure.estimator.group_min_support and gv.risky:
+                if self.measure.risky_group(canon((*others, self.generalizer.keys_of(cur))), entities, policy.alpha):
                     self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
             if not r.redacted:
                 risky[target] = r
@@ -313,8 +312,8 @@ class Detector:
                 conj = canon(members[k][0] for k in combo)
                 if conj in judged:
                     continue
-                v = self.measure.verdict(conj, entities, policy.alpha)
-                if v.n >= self.measure.estimator.group_min_support and v.risky:
+                v = self.measure.risky_group(conj, entities, policy.alpha)
+                if v is not None:
                     return combo, v
                 judged.add(conj)
         return None

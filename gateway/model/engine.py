@@ -115,7 +115,10 @@ class Engine:
         base = estimator or Estimator()
         k_min = int(getattr(knowledge, "min_support", 1))
         self.estimator = replace(base, min_support=max(base.min_support if min_support is None else min_support, k_min))
-        self.measure = Measure(knowledge, self.estimator, cache_size=CACHE_SIZE)
+        # The fast path for clean text, where K can answer for every term at once (prefilter.py);
+        # its tables also bound a group's risk before its entity counts are asked.
+        self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
+        self.measure = Measure(knowledge, self.estimator, cache_size=CACHE_SIZE, bound=self._clean)
         self._keys: BoundedCache[str, str] = BoundedCache(CACHE_SIZE)
         self._norms: dict[str, str] = {}  # word -> key, shared by every text (bounded by the tokenizer)
         self._extra = [self.key(p) for p in extra_phrases]
@@ -127,8 +130,6 @@ class Engine:
         self._policy_phrases: BoundedCache[tuple[tuple[str, ...], tuple[Entity, ...]], PhraseSet] = BoundedCache(256)
         self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)
-        # The fast path for clean text, where K can answer for every term at once (prefilter.py).
-        self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
         self._recent_terms: tuple[_Terms, ...] = ()
 
     def terms_of(

@@ -221,8 +221,8 @@ class Generalizer:
         if v.risky:
             return no("still discloses", v)
         if group is not None:
-            gv = m.verdict(canon((*group, keys)), entities, policy.alpha)
-            if gv.n >= m.estimator.group_min_support and gv.risky:
+            gv = m.risky_group(canon((*group, keys)), entities, policy.alpha)
+            if gv is not None:
                 return no("group still discloses", gv)
         return Step(term=g.term, source=g.source, pmi=v.pmi, threshold=v.threshold,
                     entity=v.entity.name if v.entity else None, accepted=True)  # fmt: skip

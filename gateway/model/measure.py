@@ -11,7 +11,7 @@ import itertools
 import threading
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.records import Entity
@@ -72,10 +72,26 @@ def name_verdict(e: Entity, alpha: float) -> Verdict:
     return Verdict(e.n_docs, e, e.ic, e.ic / alpha, alpha)
 
 
+class GroupBound(Protocol):
+    """An upper bound on a group's risk from its count alone (prefilter.CleanTextFilter gives one)."""
+
+    def may_be_risky(
+        self, conjuncts: Sequence[frozenset[str]], n_t: int, entities: Sequence[Entity], alpha: float
+    ) -> bool: ...
+
+
 class Measure:
-    def __init__(self, knowledge: Knowledge, estimator: Estimator, *, cache_size: int = 500_000) -> None:
+    def __init__(
+        self,
+        knowledge: Knowledge,
+        estimator: Estimator,
+        *,
+        cache_size: int = 500_000,
+        bound: GroupBound | None = None,
+    ) -> None:
         self.knowledge = knowledge
         self.estimator = estimator
+        self._bound = bound
         self._counts: BoundedCache[Conjuncts, int] = BoundedCache(cache_size)
         self._ics: BoundedCache[str, float] = BoundedCache(cache_size)
         self._verdicts: BoundedCache[tuple[Conjuncts, tuple[Entity, ...], float], Verdict] = BoundedCache(cache_size)
@@ -104,6 +120,20 @@ class Measure:
             if ratio > best.ratio:
                 best = Verdict(n_t, e, pmi, threshold, ratio)
         return best
+
+    def risky_group(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> Verdict | None:
+        """A group's verdict when it is judged (held by >= group_min_support documents) and risky, else None.
+
+        The entity counts (an intersection each) are asked only when the group's own count and
+        the bound leave room for risk: most groups of a long text end at one intersection.
+        """
+        n_t = self.count(conjuncts)
+        if n_t < self.estimator.group_min_support:
+            return None
+        if self._bound is not None and not self._bound.may_be_risky(conjuncts, n_t, entities, alpha):
+            return None
+        v = self.verdict(conjuncts, entities, alpha)
+        return v if v.risky else None
 
     def term(self, key: str, entities: Sequence[Entity], alpha: float) -> Verdict:
         return self.verdict((frozenset({key}),), entities, alpha)

@@ -171,6 +171,25 @@ class CleanTextFilter:
         # A triple with a joined term is bounded by its pairs: the text's own, checked above, and these.
         return not self._may_group(itertools.product(sorted(own), sorted(extra)), t)
 
+    def may_be_risky(self, conjuncts: Sequence[Collection[str]], n_t: int, entities: Sequence[Entity],
+                     alpha: float) -> bool:  # fmt: skip
+        """Could a group ``conjuncts`` held by ``n_t`` documents be risky? False only when it cannot be.
+
+        The module's bound with the group's own count: n(c,T) <= min(n(T), min over conjuncts of
+        n(c, conjunct)), a conjunct of alternatives counting at most the sum of theirs.
+        """
+        t = self._table(entities, alpha)
+        m = self._estimator.prior_weight
+        ids = [[self._id(k) for k in alternatives] for alternatives in conjuncts]
+        for counts, p_c, threshold in zip(t.cooccurrences, t.p_c, t.thresholds, strict=True):
+            x = n_t
+            for alternatives in ids:
+                x = min(x, sum(int(counts[i]) for i in alternatives if i >= 0))
+            p = (x + m * p_c) / (n_t + m)
+            if p > 0 and math.log(p / p_c) / threshold >= 1.0 - _MARGIN:
+                return True
+        return False
+
     def _words_clean(self, key: str, ratios: Ratios, names: Collection[str]) -> bool:
         for word in key.split(" "):
             if word in STOPWORDS:
