@@ -17,6 +17,7 @@ import itertools
 import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, field
 
 from gateway.model.derived import (
     PREFIXES,
@@ -27,7 +28,8 @@ from gateway.model.derived import (
     numbered_name,
 )
 from gateway.model.generalization import Generalizer, Risky
-from gateway.model.measure import Measure, Verdict, canon, name_verdict
+from gateway.model.incremental import Classified, GroupMemo, Members, TextMemo
+from gateway.model.measure import Conjuncts, Measure, Verdict, canon, name_verdict
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import STOPWORDS, TermOccurrence, Token
 
@@ -45,8 +47,15 @@ class Detector:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         avoid: Collection[str],
+        memo: TextMemo | None = None,
     ) -> tuple[dict[str, Risky], dict[str, Verdict]]:
-        """Algorithm 1, lines 2-11, for every distinct term: risky (and why), or safe with its ratio."""
+        """Algorithm 1, lines 2-11, for every distinct term: risky (and why), or safe with its ratio.
+
+        ``memo`` keeps what was found for each key over the rounds of one text (it depends on
+        nothing else the rounds change), so a later round asks K only about new terms.
+        """
+        classified = memo.classified if memo is not None else {}
+        derived_of = memo.derived if memo is not None else {}
         allow = {self.key(t) for t in policy.allow}
         deny = {self.key(t) for t in policy.deny}
         names = {k: e for e in entities for k in e.keys}
@@ -67,11 +76,20 @@ class Detector:
                 e = names[key]
                 risky[key] = Risky(key, "entity-name", name_verdict(e, policy.alpha))
             else:
-                v = self.measure.term(key, entities, policy.alpha)
-                part = self.measure.riskiest_word(key, names, entities, policy.alpha)
+                c = classified.get(key)
+                if c is None:
+                    c = Classified(self.measure.term(key, entities, policy.alpha),
+                                   self.measure.riskiest_word(key, names, entities, policy.alpha))  # fmt: skip
+                    classified[key] = c
+                v, part = c.verdict, c.part
                 derived = None
                 if part is None and " " not in key and (v.n < min_support or not v.risky):
-                    derived = self.derived(key, surface_of(tokens, by_key[key][0]), v.n, names, entities, policy.alpha)
+                    surface = surface_of(tokens, by_key[key][0])
+                    if (key, surface) in derived_of:
+                        derived = derived_of[key, surface]
+                    else:
+                        derived = self.derived(key, surface, v.n, names, entities, policy.alpha)
+                        derived_of[key, surface] = derived
                 if part is not None and (v.n < min_support or not v.risky):
                     # The phrase's words stay in the text: it discloses at least
                     # what its riskiest word does ("antiretroviral drug").
@@ -162,26 +180,13 @@ class Detector:
         cands.sort(reverse=True)
         return {key: (frozenset({key}), ratio) for ratio, key in cands[: policy.memory_candidates]}
 
-    def groups(
-        self,
-        text: str,
-        by_key: dict[str, list[TermOccurrence]],
-        risky: dict[str, Risky],
-        safe: dict[str, Verdict],
-        tokens: Sequence[Token],
-        context: Collection[str],
-        entities: Sequence[Entity],
-        policy: SanitizePolicy,
-        forbidden: set[str],
-        *,
-        redact: bool = False,
-        remembered: dict[str, tuple[frozenset[str], float]] | None = None,
-    ) -> None:
-        remembered = remembered or {}
+    def groups(self, st: RoundState) -> None:
+        """Judge the groups of every sentence and paragraph; generalize (or redact) a member of each risky one."""
+        policy = st.policy
         sentences: dict[int, list[str]] = {}
         paragraphs: dict[int, list[str]] = {}
-        paragraph = paragraph_of(text)
-        for key, occs in by_key.items():
+        paragraph = paragraph_of(st.text)
+        for key, occs in st.by_key.items():
             for s in {o.sentence for o in occs}:
                 sentences.setdefault(s, []).append(key)
             for p in {paragraph(o.start) for o in occs}:
@@ -189,78 +194,67 @@ class Detector:
         # Clues spread over a paragraph add up as they do in a sentence: its strongest terms are
         # judged together too (a paragraph of one sentence adds nothing new: those groups are judged).
         units = [*sentences.values(), *(keys for keys in paragraphs.values() if len(keys) > 1)]
-        judged: set[tuple[frozenset[str], ...]] = set()
+        remembered = st.remembered
+        judged = st.memo.judged
+        safe_units = st.memo.units
         for sent_keys in units:
             for _ in range(4 * policy.group_candidates):  # each pass generalizes one member
-                own = self._group_members(sent_keys, risky, safe, policy)
+                own = self._group_members(sent_keys, st.risky, st.safe, policy)
+                unit = st.memo.unit_key(own, remembered)
+                if unit in safe_units:
+                    break  # these members were found to form no risky group (a verdict is a function of them)
                 members = {**remembered, **own}
                 # Groups within the text first: the memory is named only for what the text alone did not cause.
-                hit = self._first_risky_group(own, entities, policy, judged) or (
-                    self._first_risky_group(members, entities, policy, judged, fixed=remembered.keys() - own.keys())
+                hit = self._first_risky_group(own, st.entities, policy, judged) or (
+                    self._first_risky_group(members, st.entities, policy, judged, fixed=remembered.keys() - own.keys())
                     if remembered
                     else None
                 )
                 if hit is None:
+                    safe_units.add(unit)
                     break
                 group_keys, verdict = hit
-                shown = tuple(surface_of(tokens, by_key[k][0]) if k in by_key else k for k in group_keys)
+                shown = tuple(surface_of(st.tokens, st.by_key[k][0]) if k in st.by_key else k for k in group_keys)
                 earlier = frozenset(k for k in group_keys if k not in own)
                 # The member of this text that discloses most alone is the one to generalize; when it has no
                 # generalization, the next that has one (a redaction is the costliest answer).
                 order = sorted((k for k in group_keys if k in own), key=lambda k: members[k][1], reverse=True)
-                if not redact and self._generalize_one(
-                    text, order, group_keys, members, verdict, shown, earlier, by_key, risky, safe, tokens, context,
-                    entities, policy, forbidden,
-                ):  # fmt: skip
+                found = _GroupHit(group_keys, members, verdict, shown, earlier)
+                if not st.redact and self._generalize_one(st, order, found):
                     continue
                 target = order[0]
                 others = canon(members[k][0] for k in group_keys if k != target)
-                r = risky.get(target)
+                r = st.risky.get(target)
                 if r is None:
                     r = Risky(target, "stream" if earlier else "group", verdict, group=shown, redacted=True,
                               earlier=earlier)  # fmt: skip
-                    risky[target] = r
-                    forbidden.add(target)
-                    safe.pop(target, None)
+                    st.risky[target] = r
+                    st.forbidden.add(target)
+                    st.safe.pop(target, None)
                 else:
                     r.group = r.group or shown
                     r.earlier |= earlier
-                    self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
+                    self.generalizer.advance(r, st.entities, policy, group=others, forbidden=st.forbidden)
 
-    def _generalize_one(
-        self,
-        text: str,
-        order: Sequence[str],
-        group_keys: Sequence[str],
-        members: dict[str, tuple[frozenset[str], float]],
-        verdict: Verdict,
-        shown: tuple[str, ...],
-        earlier: frozenset[str],
-        by_key: dict[str, list[TermOccurrence]],
-        risky: dict[str, Risky],
-        safe: dict[str, Verdict],
-        tokens: Sequence[Token],
-        context: Collection[str],
-        entities: Sequence[Entity],
-        policy: SanitizePolicy,
-        forbidden: set[str],
-    ) -> bool:
+    def _generalize_one(self, st: RoundState, order: Sequence[str], hit: _GroupHit) -> bool:
         """Generalize the first member of a risky group, in ``order``, that a safe term can replace."""
         for target in order:
-            if target in risky:
+            if target in st.risky:
                 continue
-            others = canon(members[k][0] for k in group_keys if k != target)
-            r = Risky(target, "stream" if earlier else "group", verdict, group=shown, earlier=earlier)
-            self.generalizer.start_chain(r, text, by_key[target], tokens, context, entities, policy, forbidden)
+            others = canon(hit.members[k][0] for k in hit.keys if k != target)
+            r = Risky(target, "stream" if hit.earlier else "group", hit.verdict, group=hit.shown, earlier=hit.earlier)
+            self.generalizer.start_chain(r, st.text, st.by_key[target], st.tokens, st.context, st.entities,
+                                         st.policy, st.forbidden)  # fmt: skip
             if not r.redacted:
                 cur = r.current
                 assert cur is not None
-                if self.measure.risky_group(canon((*others, self.generalizer.keys_of(cur))), entities, policy.alpha):
-                    self.generalizer.advance(r, entities, policy, group=others, forbidden=forbidden)
+                if self.measure.risky_group(canon((*others, self.generalizer.keys_of(cur))), st.entities,
+                                            st.policy.alpha):  # fmt: skip
+                    self.generalizer.advance(r, st.entities, st.policy, group=others, forbidden=st.forbidden)
             if not r.redacted:
-                risky[target] = r
-                forbidden.add(target)
-                safe.pop(target, None)
+                st.risky[target] = r
+                st.forbidden.add(target)
+                st.safe.pop(target, None)
                 return True
         return False
 
@@ -297,7 +291,7 @@ class Detector:
         members: dict[str, tuple[frozenset[str], float]],
         entities: Sequence[Entity],
         policy: SanitizePolicy,
-        judged: set[tuple[frozenset[str], ...]],
+        judged: set[Conjuncts],
         fixed: Collection[str] = (),
     ) -> tuple[tuple[str, ...], Verdict] | None:
         """The first group (smallest first) that is risky.
@@ -307,9 +301,16 @@ class Detector:
         Groups of the text's own terms alone are the caller's first question (``groups``), not asked again here.
         """
         keys = list(members)
+        # Pairs held by too few documents to be judged: no triple holding one is judged either.
+        scarce: set[frozenset[str]] = set()
         for size in range(2, min(policy.max_group, len(keys)) + 1):
             for combo in _combinations(keys, size, fixed):
+                if size > 2 and any(frozenset(pair) in scarce for pair in itertools.combinations(combo, 2)):
+                    continue
                 conj = canon(members[k][0] for k in combo)
+                if size == 2 and self.measure.scarce(conj):
+                    scarce.add(frozenset(combo))
+                    continue
                 if conj in judged:
                     continue
                 v = self.measure.risky_group(conj, entities, policy.alpha)
@@ -339,6 +340,33 @@ def _picks(held: tuple[bool, ...], size: int) -> tuple[Callable[[Sequence[str]],
         tuple(sorted((f, *rest))) for f, h in enumerate(held) if h for rest in itertools.combinations(own, size - 1)
     )
     return tuple(operator.itemgetter(*pick) for pick in chosen)  # groups of two or more: each gives a tuple
+
+
+@dataclass(slots=True)
+class RoundState:
+    """What one round's group judgement reads, and the decisions it adds to (``Detector.groups``)."""
+
+    text: str
+    by_key: dict[str, list[TermOccurrence]]
+    risky: dict[str, Risky]
+    safe: dict[str, Verdict]
+    tokens: Sequence[Token]
+    context: Collection[str]
+    entities: Sequence[Entity]
+    policy: SanitizePolicy
+    forbidden: set[str]
+    redact: bool = False
+    remembered: Members = field(default_factory=dict)
+    memo: GroupMemo = field(default_factory=GroupMemo)
+
+
+@dataclass(frozen=True, slots=True)
+class _GroupHit:
+    keys: tuple[str, ...]
+    members: Members
+    verdict: Verdict
+    shown: tuple[str, ...]
+    earlier: frozenset[str]
 
 
 UNKNOWN_WINDOW = 8  # tokens either side of a risky term

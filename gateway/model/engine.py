@@ -41,9 +41,10 @@ from typing import Protocol
 
 from gateway.errors import InputError
 from gateway.model.derived import acronym_plural
-from gateway.model.detection import Detector, paragraph_of, surface_of
+from gateway.model.detection import Detector, RoundState, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
 from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_sentence
+from gateway.model.incremental import LineTerms, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
 from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
@@ -107,8 +108,12 @@ class Engine:
         extra_phrases: Iterable[str] = (),
         min_support: int | None = None,
         names: NameKinds | None = None,
+        incremental: bool = True,
     ) -> None:
         self.knowledge = knowledge
+        # Later rounds re-read only what an edit changed (incremental.py); False re-judges the whole
+        # text every round (the reference the incremental engine is tested against).
+        self.incremental = incremental
         self.taxonomy = taxonomy
         self.language = language
         self._synonyms = synonyms
@@ -133,7 +138,12 @@ class Engine:
         self._recent_terms: tuple[_Terms, ...] = ()
 
     def terms_of(
-        self, text: str, entities: Sequence[Entity] = (), policy: SanitizePolicy | None = None
+        self,
+        text: str,
+        entities: Sequence[Entity] = (),
+        policy: SanitizePolicy | None = None,
+        *,
+        memo: TextMemo | None = None,
     ) -> tuple[list[Token], list[TermOccurrence]]:
         """The terms of a text as the engine judges them (under ``policy``'s own phrases, if given).
 
@@ -142,6 +152,9 @@ class Engine:
         """
         phrases = self._phrases if policy is None else self._phrases_for(policy, entities)
         acronyms = frozenset(k for e in entities for k in e.acronyms)
+        if memo is not None:
+            tokens, occs = memo.lines.terms(text)
+            return tokens, self._acronyms_only(tokens, occs, acronyms)
         # The fast path and the first round read the same text, and the memory reads the output the last round
         # read, after the pipeline's check read the rebuilt content: the last two texts, each tokenized once.
         recent = self._recent_terms  # replaced whole, never changed in place: safe to read from any thread
@@ -149,10 +162,21 @@ class Engine:
             if seen_phrases is phrases and seen_acronyms == acronyms and seen == text:
                 return found
         tokens, occs = extract_terms(text, self.language.lemmatize, phrases, self._norms)
-        if acronyms:
-            occs = [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]
+        occs = self._acronyms_only(tokens, occs, acronyms)
         self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
         return tokens, occs
+
+    def _text_memo(self, policy: SanitizePolicy, entities: Sequence[Entity]) -> TextMemo:
+        phrases = self._phrases_for(policy, entities)
+        return TextMemo(LineTerms(lambda t: extract_terms(t, self.language.lemmatize, phrases, self._norms)))
+
+    @staticmethod
+    def _acronyms_only(
+        tokens: list[Token], occs: list[TermOccurrence], acronyms: frozenset[str]
+    ) -> list[TermOccurrence]:
+        if not acronyms:
+            return occs
+        return [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]
 
     @property
     def phrase_set(self) -> PhraseSet:
@@ -221,7 +245,8 @@ class Engine:
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
-        if (unchanged := self._if_clean(text, policy, entities, avoid, disclosed)) is not None:
+        memo = self._text_memo(policy, entities)
+        if (unchanged := self._if_clean(text, policy, entities, avoid, disclosed, memo)) is not None:
             return unchanged
         original_keys: list[str] = []
         current = text
@@ -249,6 +274,7 @@ class Engine:
                 keys_out=original_keys if rounds == 1 else None,
                 avoid=flagged,
                 disclosed=disclosed,
+                memo=memo if self.incremental else self._text_memo(policy, entities),
             )
             if not found:
                 break
@@ -275,11 +301,12 @@ class Engine:
         entities: tuple[Entity, ...],
         avoid: Collection[str],
         disclosed: Collection[str] = (),
+        memo: TextMemo | None = None,
     ) -> SanitizeResult | None:
         """The text as it is, when nothing in it is near the line (prefilter.py); None: run the algorithm."""
         if self._clean is None:
             return None
-        tokens, occs = self.terms_of(text, entities, policy)
+        tokens, occs = self.terms_of(text, entities, policy, memo=memo)
         allow = {self.key(t) for t in policy.allow}
         stop = {self.key(t) for t in policy.deny} | set(avoid)  # what Detector.classify flags before any count
         # Groups are judged per sentence and per paragraph (Detector.groups): both units, paragraphs as -1 - index.
@@ -331,15 +358,17 @@ class Engine:
         keys_out: list[str] | None = None,
         avoid: Collection[str] = (),
         disclosed: Collection[str] = (),
+        memo: TextMemo | None = None,
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
-        tokens, occs = self.terms_of(text, entities, policy)
+        memo = memo or self._text_memo(policy, entities)
+        tokens, occs = self.terms_of(text, entities, policy, memo=memo)
         if keys_out is not None:
             keys_out.extend(o.key for o in occs)
         by_key: dict[str, list[TermOccurrence]] = {}
         for o in occs:
             by_key.setdefault(o.key, []).append(o)
-        risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
+        risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid, memo)
         context = self._sense_evidence(by_key)
         redact_all = force_redact or policy.mode == "redact"
         # A replacement must not be a term this text has flagged (or an earlier round or policy did).
@@ -352,8 +381,8 @@ class Engine:
         if policy.max_group >= 2:
             # Groups are judged in every round; in a redacting round their members are redacted.
             remembered = self.detector.remembered(disclosed, by_key, entities, policy)
-            self.detector.groups(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
-                                 redact=redact_all, remembered=remembered)  # fmt: skip
+            self.detector.groups(RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
+                                            redact=redact_all, remembered=remembered, memo=memo.groups))  # fmt: skip
             for r in risky.values():  # a group may have flagged what another term became
                 while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
                     self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)

@@ -79,6 +79,10 @@ class GroupBound(Protocol):
         self, conjuncts: Sequence[frozenset[str]], n_t: int, entities: Sequence[Entity], alpha: float
     ) -> bool: ...
 
+    def max_count(self, conjuncts: Sequence[frozenset[str]]) -> int:
+        """At least the documents holding every conjunct (each conjunct's own, at most)."""
+        ...
+
 
 class Measure:
     def __init__(
@@ -121,15 +125,25 @@ class Measure:
                 best = Verdict(n_t, e, pmi, threshold, ratio)
         return best
 
+    def scarce(self, conjuncts: Conjuncts) -> bool:
+        """Held by too few documents to be judged as a group (n(T) < group_min_support)?
+
+        A conjunct's own documents bound the group's: a rare member settles it without an intersection.
+        """
+        gms = self.estimator.group_min_support
+        if self._bound is not None and self._bound.max_count(conjuncts) < gms:
+            return True
+        return self.count(conjuncts) < gms
+
     def risky_group(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> Verdict | None:
         """A group's verdict when it is judged (held by >= group_min_support documents) and risky, else None.
 
         The entity counts (an intersection each) are asked only when the group's own count and
         the bound leave room for risk: most groups of a long text end at one intersection.
         """
-        n_t = self.count(conjuncts)
-        if n_t < self.estimator.group_min_support:
+        if self.scarce(conjuncts):
             return None
+        n_t = self.count(conjuncts)
         if self._bound is not None and not self._bound.may_be_risky(conjuncts, n_t, entities, alpha):
             return None
         v = self.verdict(conjuncts, entities, alpha)

@@ -190,6 +190,11 @@ class CleanTextFilter:
                 return True
         return False
 
+    def max_count(self, conjuncts: Sequence[Collection[str]]) -> int:
+        """An upper bound on the documents holding every conjunct: the fewest any one conjunct is in."""
+        df = self._frequencies()
+        return min((sum(int(df[i]) for k in alts if (i := self._id(k)) >= 0) for alts in conjuncts), default=0)
+
     def _words_clean(self, key: str, ratios: Ratios, names: Collection[str]) -> bool:
         for word in key.split(" "):
             if word in STOPWORDS:

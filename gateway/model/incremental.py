@@ -1,0 +1,161 @@
+"""What the rounds of one text share, so that a later round re-reads only what an edit changed.
+
+A round rewrites a few terms and the next round reads the rewritten text. Two things make that
+cheap without changing any answer:
+
+  * Lines are tokenized on their own. Nothing the tokenizer looks at crosses a line break: a
+    phrase continues only over blanks (``Token.joined``), the look-arounds for code and for the
+    redaction marker stop at the break, and sentence ends inside a line are found the same way
+    in the line alone. So a line the edits left alone keeps its tokens and terms (shifted to
+    where it now stands); only changed lines are tokenized again, and sentence numbers are
+    taken from the whole text.
+  * Judgements that are functions of their arguments are remembered for the whole call (the
+    entities and the policy do not change between rounds): how a key is classified, which
+    groups were found safe, and which units' members were found to form no risky group, so a
+    sentence or paragraph whose members are unchanged is not judged again.
+
+``tests/test_incremental.py`` checks that the engine gives exactly the output of a full
+re-judge on real texts under several policies.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gateway.model.measure import Conjuncts, Verdict
+from gateway.model.terms import TermOccurrence, Token, sentence_starts
+
+Terms = tuple[list[Token], list[TermOccurrence]]
+Members = dict[str, tuple[frozenset[str], float]]
+
+
+@dataclass(slots=True)
+class _Line:
+    start: int  # where the line began in the text its tokens came from
+    tokens: list[Token]
+    occs: list[TermOccurrence]
+    first_token: int  # index of its first token in that text's tokens
+
+
+class LineTerms:
+    """Tokens and terms of successive versions of one text, re-extracting only the lines that changed."""
+
+    def __init__(self, extract: Callable[[str], Terms]) -> None:
+        self._extract = extract
+        self._last: tuple[str, list[Token], list[TermOccurrence]] | None = None
+        self.lines_extracted = 0  # lines tokenized after the first version (for benchmarks and tests)
+
+    def terms(self, text: str) -> Terms:
+        last = self._last
+        if last is not None and last[0] is text:
+            return last[1], last[2]
+        if last is None:
+            tokens, occs = self._extract(text)
+        else:
+            tokens, occs = self._update(text, self._index(*last))
+        self._last = (text, tokens, occs)
+        return tokens, occs
+
+    @staticmethod
+    def _index(text: str, tokens: list[Token], occs: list[TermOccurrence]) -> dict[str, _Line]:
+        """The previous version's terms, by line."""
+        lines: dict[str, _Line] = {}
+        ti = oi = 0
+        pos = 0
+        n_tok, n_occ = len(tokens), len(occs)
+        for line in text.split("\n"):
+            end = pos + len(line)
+            t0, o0 = ti, oi
+            while ti < n_tok and tokens[ti].start < end:
+                ti += 1
+            while oi < n_occ and occs[oi].start < end:
+                oi += 1
+            if line and line not in lines:
+                lines[line] = _Line(pos, tokens[t0:ti], occs[o0:oi], t0)
+            pos = end + 1
+        return lines
+
+    def _update(self, text: str, known: dict[str, _Line]) -> Terms:
+        starts = sentence_starts(text)
+        tokens: list[Token] = []
+        occs: list[TermOccurrence] = []
+        pos = 0
+        for line in text.split("\n"):
+            if line:
+                found = known.get(line)
+                if found is None:
+                    ltoks, loccs = self._extract(line)
+                    found = _Line(0, ltoks, loccs, 0)
+                    self.lines_extracted += 1
+                if found.tokens:
+                    first = found.tokens[0]
+                    d_pos = pos - found.start
+                    d_tok = len(tokens) - found.first_token
+                    d_sent = bisect.bisect_right(starts, first.start + d_pos) - 1 - first.sentence
+                    if d_pos == d_tok == d_sent == 0:
+                        tokens.extend(found.tokens)
+                        occs.extend(found.occs)
+                    else:
+                        tokens.extend(
+                            Token(
+                                t.text,
+                                t.start + d_pos,
+                                t.end + d_pos,
+                                t.norm,
+                                t.sentence + d_sent,
+                                t.is_stop,
+                                t.is_number,
+                                t.joined,
+                            )
+                            for t in found.tokens
+                        )
+                        occs.extend(
+                            TermOccurrence(
+                                o.key,
+                                o.start + d_pos,
+                                o.end + d_pos,
+                                o.sentence + d_sent,
+                                o.first_token + d_tok,
+                                o.n_tokens,
+                            )
+                            for o in found.occs
+                        )
+            pos += len(line) + 1
+        return tokens, occs
+
+
+@dataclass(slots=True)
+class Classified:
+    """A key's verdict and its riskiest word (a phrase's), as ``Detector.classify`` found them."""
+
+    verdict: Verdict
+    part: Verdict | None
+
+
+@dataclass(slots=True)
+class GroupMemo:
+    """Groups and units found safe, for the rounds of one text (one set of entities, one policy)."""
+
+    judged: set[Conjuncts] = field(default_factory=set)  # groups judged not risky
+    units: set[frozenset[tuple[str, tuple[frozenset[str], float]]]] = field(default_factory=set)
+    remembered: frozenset[tuple[str, tuple[frozenset[str], float]]] = frozenset()
+
+    def unit_key(self, own: Members, remembered: Members) -> frozenset[tuple[str, tuple[frozenset[str], float]]]:
+        """The key under which a unit with these members was found safe; forgets all when the memory changes."""
+        sig = frozenset(remembered.items())
+        if sig != self.remembered:
+            self.units.clear()
+            self.remembered = sig
+        return frozenset(own.items())
+
+
+@dataclass(slots=True)
+class TextMemo:
+    """Everything the rounds of one ``Engine.sanitize`` call share."""
+
+    lines: LineTerms
+    groups: GroupMemo = field(default_factory=GroupMemo)
+    classified: dict[str, Classified] = field(default_factory=dict)
+    derived: dict[tuple[str, str], tuple[Verdict, str] | None] = field(default_factory=dict)
