@@ -79,7 +79,7 @@ _Terms = tuple[str, PhraseSet, frozenset[str], tuple[list[Token], list[TermOccur
 # few still generalize, the rest redact.
 EXTRA_GENERALIZING_ROUNDS = 2
 MAX_SETTLING_ROUNDS = 10
-CACHE_SIZE = 500_000
+KEY_CACHE = 10_000  # text -> key of terms typed by people (policies, taxonomy steps): few distinct
 
 
 class Language(Protocol):
@@ -123,8 +123,8 @@ class Engine:
         # The fast path for clean text, where K can answer for every term at once (prefilter.py);
         # its tables also bound a group's risk before its entity counts are asked.
         self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
-        self.measure = Measure(knowledge, self.estimator, cache_size=CACHE_SIZE, bound=self._clean)
-        self._keys: BoundedCache[str, str] = BoundedCache(CACHE_SIZE)
+        self.measure = Measure(knowledge, self.estimator, bound=self._clean)
+        self._keys: BoundedCache[str, str] = BoundedCache(KEY_CACHE)
         self._norms: dict[str, str] = {}  # word -> key, shared by every text (bounded by the tokenizer)
         self._extra = [self.key(p) for p in extra_phrases]
         self._phrases = PhraseSet(knowledge.phrases())

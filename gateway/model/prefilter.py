@@ -67,6 +67,7 @@ class _PolicyTable:
     cooccurrences: tuple[npt.NDArray[np.uint32], ...]  # per entity, n(c,t) for every term
     p_c: tuple[float, ...]
     thresholds: tuple[float, ...]
+    by_entity: dict[Entity, npt.NDArray[np.uint32]]  # the same co-occurrences, by entity
 
 
 class CleanTextFilter:
@@ -109,6 +110,7 @@ class CleanTextFilter:
         n_t = self._frequencies().astype(np.float64)
         best = np.full(len(n_t), -np.inf)
         coocs, p_cs, thresholds = [], [], []
+        by_entity: dict[Entity, npt.NDArray[np.uint32]] = {}
         for e in entities:
             if e.n_docs == 0 or n == 0:
                 continue  # an entity K never saw discloses nothing (the engine's PMI is -inf)
@@ -118,10 +120,11 @@ class CleanTextFilter:
                 pmi = np.log(((counts.astype(np.float64) + m * p_c) / (n_t + m)) / p_c)
             np.maximum(best, pmi / (e.ic / alpha), out=best)
             coocs.append(counts)
+            by_entity[e] = counts
             p_cs.append(p_c)
             thresholds.append(e.ic / alpha)
         best[self._frequencies() < self._estimator.min_support] = -np.inf
-        return _PolicyTable(best, tuple(coocs), tuple(p_cs), tuple(thresholds))
+        return _PolicyTable(best, tuple(coocs), tuple(p_cs), tuple(thresholds), by_entity)
 
     def _id(self, key: str) -> int:
         found = self._ids.get(key)
@@ -189,6 +192,17 @@ class CleanTextFilter:
             if p > 0 and math.log(p / p_c) / threshold >= 1.0 - _MARGIN:
                 return True
         return False
+
+    def term_counts(self, key: str, entities: Sequence[Entity], alpha: float) -> tuple[int, list[int]] | None:
+        """n(t) and n(c,t) for each entity, read from the policy's table (None: K lacks the key).
+
+        The same numbers K's count gives (the table is its co-occurrences), without a count each.
+        """
+        i = self._id(key)
+        if i < 0:
+            return None
+        by_entity = self._table(entities, alpha).by_entity
+        return int(self._frequencies()[i]), [int(c[i]) if (c := by_entity.get(e)) is not None else 0 for e in entities]
 
     def max_count(self, conjuncts: Sequence[Collection[str]]) -> int:
         """An upper bound on the documents holding every conjunct: the fewest any one conjunct is in."""
