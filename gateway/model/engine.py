@@ -32,6 +32,7 @@ into text that still reads), all over one ``measure`` of K with one cache policy
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections import Counter
@@ -311,7 +312,8 @@ class Engine:
         stop = {self.key(t) for t in policy.deny} | set(avoid)  # what Detector.classify flags before any count
         # Groups are judged per sentence and per paragraph (Detector.groups): both units, paragraphs as -1 - index.
         paragraph = paragraph_of(text)
-        units = [*((o.key, o.sentence) for o in occs), *((o.key, -1 - paragraph(o.start)) for o in occs)]
+        # A generator: a text with a risky term stops the test there, before the rest is built.
+        units = itertools.chain(((o.key, o.sentence) for o in occs), ((o.key, -1 - paragraph(o.start)) for o in occs))
         if not self._clean.is_clean(units, policy, entities, allow=allow, deny=stop, joined=disclosed):
             return None
         # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.

@@ -1,4 +1,4 @@
-"""WordNet 3.0 from Debian's ``wordnet-base``, through nltk.
+"""WordNet 3.0 from Debian's ``wordnet-base``, read by wnreader.py over tables nltk prepares once.
 
 Debian ships the WordNet database under /usr/share/wordnet but without the
 ``lexnames`` file nltk needs, and nltk refuses to read files outside one of
@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gateway.errors import TaxonomyError
-from gateway.mapped import KeyTable, MappedFile, MappedFormatError, file_lock, key_table_sections, write_mapped
+from gateway.mapped import MappedFile, MappedFormatError, file_lock, key_table_sections, write_mapped
 from gateway.model.taxonomy import Generalization, Sense
 from gateway.taxonomy.inflection import conjugate
+from gateway.taxonomy.wnreader import MappedLemmas, WordNetReader
 
 if TYPE_CHECKING:
-    from nltk.corpus.reader.wordnet import Synset
+    from gateway.taxonomy.wnreader import Synset
 
 DEBIAN_WORDNET = Path("/usr/share/wordnet")
 _DB_FILES = (
@@ -116,7 +117,7 @@ def _reader_class(prepared: MappedFile | None) -> Any:
             if prepared is None:
                 super()._load_lemma_pos_offset_map()
             else:
-                self._lemma_pos_offset_map = _MappedLemmas(prepared.key_table("lemmas"))
+                self._lemma_pos_offset_map = MappedLemmas(prepared.key_table("lemmas"))
                 self._sense_counts = prepared.key_table("counts")
 
         def lemma_count(self, lemma: Any) -> int:
@@ -126,40 +127,6 @@ def _reader_class(prepared: MappedFile | None) -> Any:
             return 0 if i < 0 else int(bytes(self._sense_counts.value(i)))
 
     return _Reader
-
-
-class _MappedLemmas(Mapping[str, dict[str, list[int]]]):
-    """nltk's lemma -> pos -> synset offsets, decoded from the mapped table on demand.
-
-    A lemma WordNet lacks reads as an empty dict, as nltk's defaultdict would (without storing it).
-    """
-
-    def __init__(self, table: KeyTable) -> None:
-        self._table = table
-        self._decoded: dict[str, dict[str, list[int]]] = {}
-
-    def __getitem__(self, lemma: str) -> dict[str, list[int]]:
-        found = self._decoded.get(lemma)
-        if found is not None:
-            return found
-        i = self._table.id_of(lemma)
-        found = {}
-        if i >= 0:
-            for part in bytes(self._table.value(i)).decode("ascii").split(";"):
-                pos, _, offsets = part.partition(":")
-                found[pos] = [int(o) for o in offsets.split(",")] if offsets else []
-        if len(self._decoded) < 50_000:
-            self._decoded[lemma] = found
-        return found
-
-    def __contains__(self, lemma: object) -> bool:
-        return isinstance(lemma, str) and self._table.id_of(lemma) >= 0
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._table)
-
-    def __len__(self) -> int:
-        return len(self._table)
 
 
 def prepare_index(target: Path) -> Path:
@@ -207,10 +174,11 @@ def _open_reader(root: str, prepared: MappedFile | None) -> Any:
 def _load_reader(root: str) -> Any:
     target = Path(root) / "corpora" / "wordnet"
     try:
-        prepared: MappedFile | None = MappedFile.open(prepare_index(target))
+        prepared = MappedFile.open(prepare_index(target))
     except (OSError, MappedFormatError):
-        prepared = None  # a read-only data root without the prepared index: parse, as nltk does
-    return _open_reader(root, prepared)
+        return _open_reader(root, None)  # a read-only data root without the prepared index: nltk parses it
+    # Our reader over the prepared tables: nltk's import is 17 MB of every worker (wnreader.py).
+    return WordNetReader(target, prepared)
 
 
 PERTAINYMS_NAME = "sanigate-pertainyms.v1.json"
