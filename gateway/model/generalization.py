@@ -215,7 +215,9 @@ class Generalizer:
         v = m.verdict((keys,), entities, policy.alpha)
         if v.n < m.min_support:
             return no("unknown to K")
-        word = next((w for k in keys if (w := m.riskiest_word(k, name_map, entities, policy.alpha))), None)
+        # The riskiest word of any lexicalization: a set's order follows the hash seed, the evidence must not.
+        words = (w for k in keys if (w := m.riskiest_word(k, name_map, entities, policy.alpha)))
+        word = max(words, key=lambda v: (v.ratio, v.pmi), default=None)
         if word is not None:
             return no("one of its words discloses", word)
         if v.risky:
