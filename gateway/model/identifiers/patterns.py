@@ -83,12 +83,21 @@ _QUANTITY = re.compile(
     rf"|\b(?:{_NUMBER_WORDS})(?:[- ](?:{_NUMBER_WORDS}))*\s(?:million\s|thousand\s|hundred\s)?(?:{_CURRENCY})\b)",
     re.IGNORECASE,
 )
-_EMAIL = re.compile(r"\b[\w.%+'-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
-_URL = re.compile(r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]", re.IGNORECASE)
+# An address is found from its "@" (a literal the scan jumps to), and its local part read backwards from there:
+# a pattern that opens with the local part is tried at every letter of the text.
+_EMAIL_DOMAIN = re.compile(r"@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
+_LOCAL_PUNCT = frozenset(".%+'-")
+_URL = re.compile(
+    r"[HhFfWw](?<![\w][HhFfWw])(?:(?<=[Hh])[Tt][Tt][Pp][Ss]?://|(?<=[Ff])[Tt][Pp]://|(?<=[Ww])[Ww][Ww]\.)"
+    r"[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]"
+)
 # Each pattern opens with a set of characters and checks what stands before it after that (see _DATE_AT_DIGIT).
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d|\.\d)")
 _VERSION_BEFORE = re.compile(r"(?:version|release|firmware|fpga|uhd|driver|kernel|v)[\s:=]*\S{0,12}$", re.IGNORECASE)
-_IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*(?![\w:])")
+_IPV6 = re.compile(
+    r"[0-9A-Fa-f](?<![\w:][0-9A-Fa-f])[0-9A-Fa-f]{0,3}:(?:[0-9A-Fa-f]{1,4}:){1,6}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*"
+    r"(?![\w:])"
+)
 _SSN = re.compile(r"\d(?<![\d-]\d)\d\d[- ]\d\d[- ]\d{4}(?![\d-])")
 _SSN_LABELLED = re.compile(r"[Ss][Ss][Nn][\s:#]*(\d{9})\b")
 _CARD = re.compile(r"\d(?<![\d-]\d)(?:[ -]?\d){12,18}(?![\d-])")
@@ -114,7 +123,7 @@ _ADDRESS = re.compile(
     rf"(?:,?\s+(?P<state>{_US_STATES})\b)?"
     rf"(?:\s+(?P<zip>\d{{5}})(?:-\d{{4}})?\b)?"
 )
-_PO_BOX = re.compile(r"\bP\.?\s?O\.?\s+Box\s+\d+\b", re.IGNORECASE)
+_PO_BOX = re.compile(r"[Pp](?<!\w[Pp])\.?\s?[Oo]\.?\s+[Bb][Oo][Xx]\s+\d+\b")
 
 # Labelled numbers: the label says what the number is. The number is a run with at least one digit.
 _LABELLED = [
@@ -253,15 +262,28 @@ def quantities(text: str) -> Iterator[Finding]:
 
 
 def emails(text: str) -> Iterator[Finding]:
+    """``[\\w.%+'-]+@domain`` with a word boundary before it, as a left-to-right scan would find it."""
     if "@" not in text:
         return
-    for m in _EMAIL.finditer(text):
-        yield _f(m, K.EMAIL, "e-mail pattern", 1.0)
+    pos = 0  # matches do not overlap: a local part starts after the previous address
+    for m in _EMAIL_DOMAIN.finditer(text):
+        at = m.start()
+        i = at
+        while i > pos and (_word(text[i - 1]) or text[i - 1] in _LOCAL_PUNCT):
+            i -= 1
+        # The word boundary: past leading punctuation (".john@", "'jo@") to the first word character.
+        while i < at and not _word(text[i]) and not (i > 0 and _word(text[i - 1])):
+            i += 1
+        if i < at:
+            pos = m.end()
+            yield Finding(start=i, end=pos, kind=K.EMAIL, text=text[i:pos], score=1.0, source="e-mail pattern")
+
+
+def _word(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"
 
 
 def urls(text: str) -> Iterator[Finding]:
-    if "://" not in text and "www." not in text and "WWW." not in text:
-        return
     for m in _URL.finditer(text):
         yield _f(m, K.URL, "URL pattern", 1.0)
 
