@@ -18,6 +18,7 @@ A person found once is found again wherever a part of the name recurs
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Iterator, Sequence
 from typing import Literal, Protocol
@@ -113,29 +114,67 @@ def _sentence_initial(text: str, start: int) -> bool:
     return j < 0 or text[j] in ".!?:;\n\u2029" or (text[j] == ")" and j > 0 and text[j - 1].isdigit())
 
 
-_LINE = re.compile(r"[^\n]+")
+def _shouting(line: str) -> bool:
+    """A line in capitals ("THE FACTS"): a heading, whose words are no names."""
+    # isupper: some cased letter, none lower case
+    return len(line) <= 200 and line.isupper() and sum(ch.isalpha() for ch in line) >= 8
 
 
-def _shouting_lines(text: str) -> list[tuple[int, int]]:
-    """Lines in capitals ("THE FACTS"): headings, whose words are no names."""
-    out = []
-    for m in _LINE.finditer(text):
-        line = m.group()
-        if len(line) > 200 or not line.isupper():  # isupper: some cased letter, none lower case
-            continue
-        if sum(ch.isalpha() for ch in line) >= 8:
-            out.append(m.span())
-    return out
+# A finding of a line: start and end in the line, kind, source, score.
+_LineFinding = tuple[int, int, str, str, float]
 
 
 class NameRecognizer:
-    def __init__(self, lexicon: Lexicon) -> None:
+    """``cache_lines``: how many distinct lines' findings to remember (mailing lists quote the same lines again
+    and again, and a multipart/alternative message says everything twice); 0 remembers none."""
+
+    def __init__(self, lexicon: Lexicon, *, cache_lines: int = 20_000) -> None:
         self._lexicon = lexicon
+        self._cache_lines = cache_lines
+        # Keyed by a digest of the line, so what is remembered holds no text of anyone's mail.
+        self._lines: dict[tuple[bytes, bool], tuple[_LineFinding, ...]] = {}
 
     def __call__(self, text: str) -> Iterator[Finding]:
+        # A name never spans lines and is judged by its own line, but for one thing: a signature's name
+        # follows a closing ("Regards,") on the line before. So each line is read on its own, with that bit.
+        found: list[Finding] = []
+        pos = 0
+        for line in text.split("\n"):
+            start = pos
+            pos += len(line) + 1
+            if line.islower() or not line.strip():
+                continue  # no capital, no name
+            indent = len(line) - len(line.lstrip(" \t"))
+            s = start + indent
+            closing = (
+                indent < len(line)
+                and line[indent].isupper()
+                and (_CLOSINGS.search(text, max(0, s - 60), s) is not None)
+            )
+            for a, b, kind, source, score in self._line(line, closing):
+                found.append(Finding(start=start + a, end=start + b, kind=kind, text=text[start + a : start + b],
+                                     score=score, source=source))  # fmt: skip
+        yield from found
+        yield from self._mentions(text, found)
+
+    def _line(self, line: str, closing: bool) -> tuple[_LineFinding, ...]:
+        if not self._cache_lines:
+            return self._read_line(line, closing)
+        key = (hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16).digest(), closing)
+        known = self._lines.get(key)
+        if known is None:
+            known = self._read_line(line, closing)
+            if len(self._lines) >= self._cache_lines:
+                del self._lines[next(iter(self._lines))]  # the oldest line goes first
+            self._lines[key] = known
+        return known
+
+    def _read_line(self, text: str, closing: bool) -> tuple[_LineFinding, ...]:
+        """The names of one line: runs of capitalised words, each judged (``closing``: "Regards," before it)."""
+        if _shouting(text):
+            return ()
         # Only capitalised words can start or carry a name: the rest of the text is never tokenized.
         caps = [_Tok(m.group(), m.start(), m.end()) for m in _CAP.finditer(text) if m.group()[0].isupper()]
-        shouting = _shouting_lines(text)
         found: list[Finding] = []
         i = 0
         n = len(caps)
@@ -164,12 +203,11 @@ class NameRecognizer:
                 run.extend(_Tok(m.group(g), prev.end + m.start(g), prev.end + m.end(g)) for g in (1, 2) if m.group(g))
                 run.append(nxt)
                 i += 1
-            if not any(a <= t.start < b for a, b in shouting):
-                found.extend(self._judge(text, run))
-        yield from found
-        yield from self._mentions(text, found)
+            found.extend(self._judge(text, run, closing))
+        return tuple((f.start, f.end, f.kind, f.source, f.score) for f in found)
 
-    def _judge(self, text: str, run: Sequence[_Tok]) -> list[Finding]:
+    def _judge(self, text: str, run: Sequence[_Tok], closing: bool) -> list[Finding]:
+        """``text`` is one line; ``closing``: a closing ("Regards,") stands on the lines just before it."""
         lex = self._lexicon
         run = list(run)
         # Strip a sentence-initial ordinary word ("The", "However", "Fearing").
@@ -210,7 +248,7 @@ class NameRecognizer:
             rest = run[k:]
             while rest and (rest[0].word.lower() in _CONNECTORS or rest[0].word.lower() == "the"):
                 rest = rest[1:]
-            return [person, *(self._judge(text, rest) if rest else [])]
+            return [person, *(self._judge(text, rest, closing) if rest else [])]
         while run and (run[-1].word.lower() in _CONNECTORS or run[-1].word.lower() == "the"):
             run.pop()
         if not run:
@@ -226,9 +264,8 @@ class NameRecognizer:
         if len(words) > 1 and (whole := lex.word_class(" ".join(words))) in ("place", "person"):
             kind = K.LOC if whole == "place" else K.PERSON  # "United Kingdom", "New York", "Alice Walker"
             return [self._finding(text, start, end, kind, "name in the lexicon")]
-        line_start = text.rfind("\n", 0, start) + 1
-        greeted = start - line_start <= 24 and _GREETINGS.search(text, max(0, start - 40), start) is not None
-        signed = not text[line_start:start].strip() and _CLOSINGS.search(text, max(0, start - 60), start) is not None
+        greeted = start <= 24 and _GREETINGS.search(text, 0, start) is not None
+        signed = closing and not text[:start].strip(" \t")
         if (
             (greeted or signed)
             and len(words) <= 3

@@ -9,6 +9,7 @@ and one list of edits from that text to the result.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
@@ -17,6 +18,7 @@ from typing import Protocol
 from gateway.errors import ConfigError
 from gateway.model.identifiers.analyzer import Analyzer, find_words
 from gateway.model.identifiers.anonymizer import Replacement, anonymize
+from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.kinds import SAFE_HARBOR
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
 from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
@@ -48,8 +50,54 @@ def remove_identifiers(text: str, analyzer: Analyzer, policy: SanitizePolicy) ->
     replacements = [
         r for r in anonymize(findings, address_level=policy.address_level, safe_harbor=safe_harbor) if r.changes
     ]
+    replacements += _in_other_case(text, findings, replacements)
     edits = [_edit(text, r) for r in replacements]
     return IdentifierPass(apply_edits(text, edits), tuple(_decisions(replacements)))
+
+
+def _in_other_case(text: str, findings: Sequence[Finding], replacements: Sequence[Replacement]) -> list[Replacement]:
+    """A replaced value in another case ("ettus" after "Ettus"), as a word: replaced the same way.
+
+    The engine after this pass flags every word that is a replaced value as it stands in any case
+    (``avoid``), so these would be redacted anyway; here they get the value's own replacement, and a
+    text whose identifiers are all replaced stays on the engine's fast path for clean text.
+    """
+    if not replacements:
+        return []
+    low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is longer ("İ"): offsets would not match
+        return []
+    taken = sorted((f.start, f.end) for f in findings)
+    starts = [a for a, _b in taken]
+    out: list[Replacement] = []
+    values: dict[str, Replacement] = {}
+    for r in replacements:
+        values.setdefault(r.finding.text.lower(), r)
+    for start, end in sorted(_whole_words(low, values)):
+        if _overlaps(taken, starts, start, end):
+            continue  # found by the analyzer, or inside another finding
+        r = values[low[start:end]]
+        f = replace(r.finding, start=start, end=end, text=text[start:end], score=r.finding.score - 0.02,
+                    source=f"{r.finding.source}{_OTHER_CASE}")  # fmt: skip
+        i = bisect.bisect_left(starts, start)
+        taken.insert(i, (start, end))
+        starts.insert(i, start)
+        out.append(Replacement(f, r.text, r.action, r.group))
+    return out
+
+
+_OTHER_CASE = ", in another case"
+
+
+def _whole_words(text: str, values: Collection[str]) -> list[tuple[int, int]]:
+    """Where each value stands as a word of its own: a hyphen joins words, as in the engine's terms
+    ("sans" of a font's name is not in "sans-serif")."""
+    return [(i, j) for i, j in find_words(text, values) if text[i - 1 : i] != "-" and text[j : j + 1] != "-"]
+
+
+def _overlaps(taken: Sequence[tuple[int, int]], starts: Sequence[int], start: int, end: int) -> bool:
+    i = bisect.bisect_right(starts, start)
+    return (i > 0 and taken[i - 1][1] > start) or (i < len(starts) and starts[i] < end)
 
 
 _ON_DAY = re.compile(r"\b([Oo]n)([ \t]+)$")
@@ -70,7 +118,8 @@ def _decisions(replacements: Sequence[Replacement]) -> list[Decision]:
         groups.setdefault(r.group, []).append(r)
     out: list[Decision] = []
     for members in groups.values():
-        first = min(members, key=lambda r: r.finding.start)
+        # The value as found names the decision (the residual check looks for it), not another case of it.
+        first = min(members, key=lambda r: (r.finding.source.endswith(_OTHER_CASE), r.finding.start))
         f = first.finding
         sources = sorted({r.finding.source for r in members})
         out.append(

@@ -1,0 +1,117 @@
+"""The identifier pass's fast paths find what the plain definitions find.
+
+Each pattern rewritten to scan fast is checked against the pattern it replaces (its definition) on texts
+written to hit its edges; the line cache of the name recognizer against reading without it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from gateway.model.engine import Engine
+from gateway.model.identifiers import Analyzer, NameRecognizer, remove_identifiers, resolve_kinds, sanitize_text
+from gateway.model.identifiers import patterns as P
+from gateway.model.records import SanitizePolicy
+from gateway.taxonomy.lexicon import WordNetLexicon
+from gateway.taxonomy.wordnet import WordNet
+
+SAFE_HARBOR = resolve_kinds(["safe-harbor"])
+
+# The definitions: what each pattern meant before it was rewritten to open with a character set.
+EMAIL = re.compile(r"\b[\w.%+'-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,}\b")
+URL = re.compile(r"\b(?:(?:https?|ftp)://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]", re.IGNORECASE)
+IPV6 = re.compile(r"(?<![\w:])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{1,4})*(?![\w:])")
+PO_BOX = re.compile(r"\bP\.?\s?O\.?\s+Box\s+\d+\b", re.IGNORECASE)
+
+EDGES = [
+    "Write to jane.roe@example.org, or to .lead@example.org and 'quoted'@example.com.",
+    "x@y.co a@b.com.c@d.org ...@nothing.org _under_score@host.io ü.ser@münchen.de jo@ex-ample.museum",
+    "mail: a+b%c@sub.domain.example.co.uk; bad@@double.org; end@dot.org.",
+    "See https://example.org/a?b=c, HTTP://EXAMPLE.ORG/X and www.example.com/path. Also ftp://files.example.net/.",
+    "xhttp://no.example wwww.example.org Www.Mixed.Case/ok hTtPs://odd.case/x) (http://in.parens/y)",
+    "Link: fe80::1ff:fe23:4567:890a, 2001:db8::8a2e:370:7334 and ::1; a:b:c 12:30:45 deadbeef::cafe",
+    "Mail to PO Box 5521, P.O. Box 77 or p. o.  box 12; not SPO Box 3 nor POBox 4.",
+]
+
+
+@pytest.mark.parametrize("text", EDGES)
+def test_fast_patterns_find_what_their_definitions_find(text: str) -> None:
+    assert [(f.start, f.end) for f in P.emails(text)] == [m.span() for m in EMAIL.finditer(text)]
+    assert [(f.start, f.end) for f in P.urls(text)] == [m.span() for m in URL.finditer(text)]
+    assert [m.span() for m in P._IPV6.finditer(text)] == [m.span() for m in IPV6.finditer(text)]
+    assert [m.span() for m in P._PO_BOX.finditer(text)] == [m.span() for m in PO_BOX.finditer(text)]
+
+
+def test_the_edges_are_exercised() -> None:
+    # The comparison above means something only if the definitions find things in these texts.
+    text = " ".join(EDGES)
+    assert len(EMAIL.findall(text)) >= 10 and len(URL.findall(text)) >= 6
+    assert len(IPV6.findall(text)) >= 3 and len(PO_BOX.findall(text)) >= 3
+
+
+LETTER = """Hi Margit,
+
+thanks for the logs. Dr. Okonkwo and Mrs Eleanor Vasquez from Fresno looked at them;
+> Tomasz Nowak wrote that the Court of Appeal in Springfield had no record.
+> Tomasz Nowak wrote that the Court of Appeal in Springfield had no record.
+
+THE FACTS OF THE CASE
+Nowak agrees.
+
+Kind regards,
+
+   Priya Raman
+Priya Raman
+"""
+
+
+def test_the_line_cache_changes_nothing(wordnet: WordNet) -> None:
+    lexicon = WordNetLexicon(wordnet)
+    cached = NameRecognizer(lexicon)
+    plain = NameRecognizer(lexicon, cache_lines=0)
+    want = list(plain(LETTER))
+    assert {f.text for f in want} >= {"Margit", "Dr. Okonkwo", "Mrs Eleanor Vasquez", "Tomasz Nowak", "Priya Raman"}
+    assert list(cached(LETTER)) == want
+    assert list(cached(LETTER)) == want  # now read from the cache
+    # The same line means something else after a closing: the cache keeps the two apart.
+    other = "Priya Raman said so.\n" + "Priya Raman\n"
+    assert list(cached(other)) == list(plain(other))
+
+
+def test_the_line_cache_holds_no_text(wordnet: WordNet) -> None:
+    recognizer = NameRecognizer(WordNetLexicon(wordnet), cache_lines=3)
+    list(recognizer(LETTER))
+    lines = recognizer._lines
+    assert len(lines) == 3  # bounded: the oldest lines went
+    for (digest, _closing), found in lines.items():
+        assert isinstance(digest, bytes) and len(digest) == 16
+        assert all(not isinstance(v, str) or v.isupper() or " " in v or v.islower() for f in found for v in f)
+        assert b"Raman" not in digest and b"Nowak" not in digest
+
+
+def test_a_value_in_another_case_gets_the_same_replacement(analyzer: Analyzer) -> None:
+    text = ("Thanks, Ettus Nakamura-Oduya helped; Ettus says the files are at files.ettus.com, ask ettus support."
+            "\nFont: sans-serif")  # fmt: skip
+    policy = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
+    result = remove_identifiers(text, analyzer, policy)
+    assert "ettus" not in result.text.lower()
+    person = next(d for d in result.decisions if d.replacement == "[PERSON 1]")
+    assert person.surface == "Ettus Nakamura-Oduya"  # as found, not another case: the residual check looks for it
+    assert [text[a:b] for a, b in person.spans] == ["Ettus Nakamura-Oduya", "Ettus", "ettus", "ettus"]
+    assert "sans-serif" in result.text  # a hyphen joins words: no value is read out of a compound
+
+
+def test_a_replaced_value_in_another_case_keeps_the_engine_on_its_fast_path(engine: Engine, analyzer: Analyzer) -> None:
+    text = ("Ettus Nakamura-Oduya wrote the driver, Ettus says.\nThe ettus driver builds on linux with cmake; "
+            "the manual is on files.ettus.com.\n")  # fmt: skip
+    policy = SanitizePolicy(entities=("HIV",), identifiers=SAFE_HARBOR)
+    result = sanitize_text(text, policy, engine=engine, identifiers=analyzer)
+    assert "ettus" not in result.text.lower()
+    assert not [d for d in result.decisions if d.kind is None]  # the engine found nothing to do
+
+
+@pytest.fixture(scope="module")
+def analyzer(wordnet: WordNet) -> Analyzer:
+    return Analyzer(lexicon=WordNetLexicon(wordnet))
