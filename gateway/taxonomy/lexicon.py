@@ -33,6 +33,7 @@ class WordNetLexicon:
         self._wordnet = wordnet
         self._wn: Any = wordnet._wn
         self._cache: dict[str, WordClass] = {}
+        self._ordinary: dict[str, bool] = {}
         self._lock = threading.Lock()
         self._place = self._wn.synset("location.n.01")
         self._person = self._wn.synset("person.n.01")
@@ -51,13 +52,18 @@ class WordNetLexicon:
         low = word.lower().replace("’", "'")
         if low in STOPWORDS or low in _FUNCTION_WORDS:
             return True
-        with self._wordnet._lock:
-            return any(
-                lm.name()[:1].islower()
-                for pos in ("n", "v", "a", "r")
-                if (base := self._wn.morphy(low, pos))
-                for lm in self._wn.lemmas(base)
-            )
+        found = self._ordinary.get(low)
+        if found is None:
+            with self._wordnet._lock:
+                found = any(
+                    lm.name()[:1].islower()
+                    for pos in ("n", "v", "a", "r")
+                    if (base := self._wn.morphy(low, pos))
+                    for lm in self._wn.lemmas(base)
+                )
+            if len(self._ordinary) < 200_000:
+                self._ordinary[low] = found
+        return found
 
     def _classify(self, word: str) -> WordClass:
         low = word.lower().replace("’", "'").replace(" ", "_")

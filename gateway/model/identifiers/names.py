@@ -100,8 +100,10 @@ class _Tok:
         self.acronym = 2 <= len(word) <= 8 and word.isupper() and word.isalpha()
         # "B210", "USB3" are product codes and "TwinRX", "MSps" technical terms, not names; "McDonald",
         # "O'Brien" and "Jean-Pierre" are names.
-        if not text[:1].isupper() or any(ch.isdigit() for ch in text):
+        if not text[:1].isupper() or (not text.isalpha() and any(ch.isdigit() for ch in text)):
             self.capitalised = False
+        elif text[1:].islower():  # "Hello": most capitalised words (no prefix applies: it needs a capital after it)
+            self.capitalised = True
         else:
             inner = _NAME_PREFIX.sub("", text)[1:]
             self.capitalised = inner.isupper() or inner.islower() or not _INNER_CAPITAL.search(inner)

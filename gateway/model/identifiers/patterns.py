@@ -311,7 +311,7 @@ def ips(text: str) -> Iterator[Finding]:
 
 def ssns(text: str) -> Iterator[Finding]:
     for m in _SSN.finditer(text):
-        if us_ssn.is_valid(re.sub(r"\D", "", m.group())):
+        if us_ssn.is_valid(_NOT_DIGIT.sub("", m.group())):
             yield _f(m, K.SSN, "stdnum.us.ssn", 0.95)
     for m in _SSN_LABELLED.finditer(text):
         if us_ssn.is_valid(m.group(1)):
@@ -320,7 +320,7 @@ def ssns(text: str) -> Iterator[Finding]:
 
 def cards(text: str) -> Iterator[Finding]:
     for m in _CARD.finditer(text):
-        digits = re.sub(r"\D", "", m.group())
+        digits = _NOT_DIGIT.sub("", m.group())
         if 13 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits):
             yield _f(m, K.CARD, "stdnum.luhn", 0.95)
 
@@ -374,7 +374,7 @@ def labelled_numbers(text: str) -> Iterator[Finding]:
         found_kind = kind
         source = "labelled number"
         score = 0.8
-        digits = re.sub(r"\D", "", value)
+        digits = _NOT_DIGIT.sub("", value)
         for valid, lib in _NEEDS_LABEL if kind in (K.CODE, K.NATIONAL_ID, K.DEVICE) else ():
             if valid(digits):
                 found_kind = K.DEVICE if lib == "stdnum.imei" else K.NATIONAL_ID if kind == K.CODE else kind
@@ -409,16 +409,18 @@ def _vin_ok(vin: str) -> bool:
 def phones(text: str, region: str = "US") -> Iterator[Finding]:
     for m in _PHONE_CANDIDATE.finditer(text):
         raw = m.group().strip()
-        digits = re.sub(r"\D", "", raw)
+        digits = _NOT_DIGIT.sub("", raw)
         if not 7 <= len(digits) <= 15 or _DATE_AT_DIGIT.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw):
             continue
+        before = text[max(0, m.start() - 30) : m.start()]
+        labelled = _PHONE_CONTEXT.search(before) is not None
+        grouped = _GROUPED_DIGITS.fullmatch(raw) is not None
+        if not (labelled or grouped):
+            continue  # neither a label nor grouped digits: no number is taken for a phone's (nothing to parse)
         try:
             number = phonenumbers.parse(raw, region)
         except phonenumbers.NumberParseException:
             continue
-        before = text[max(0, m.start() - 30) : m.start()]
-        labelled = _PHONE_CONTEXT.search(before) is not None
-        grouped = bool(re.fullmatch(r"(?:\+|00)?[\d().]*\d[\s().-]+\d[\d\s().-]*", raw))
         if phonenumbers.is_valid_number(number):
             ok = grouped or labelled
         else:
@@ -427,6 +429,10 @@ def phones(text: str, region: str = "US") -> Iterator[Finding]:
             kind = K.FAX if _FAX_CONTEXT.search(before) else K.PHONE
             start = m.start() + (len(m.group()) - len(m.group().lstrip()))
             yield Finding(start=start, end=start + len(raw), kind=kind, text=raw, score=0.9, source="phonenumbers")
+
+
+_NOT_DIGIT = re.compile(r"\D")
+_GROUPED_DIGITS = re.compile(r"(?:\+|00)?[\d().]*\d[\s().-]+\d[\d\s().-]*")
 
 
 def zips(text: str) -> Iterator[Finding]:
