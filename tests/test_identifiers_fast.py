@@ -93,14 +93,15 @@ def test_the_line_cache_holds_no_text(wordnet: WordNet) -> None:
 
 def test_a_value_in_another_case_gets_the_same_replacement(analyzer: Analyzer) -> None:
     text = ("Thanks, Ettus Nakamura-Oduya helped; Ettus says the files are at files.ettus.com, ask ettus support."
-            "\nFont: sans-serif")  # fmt: skip
+            "\nAn ettus-style layout; see ettus_usrp.conf")  # fmt: skip
     policy = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
     result = remove_identifiers(text, analyzer, policy)
-    assert "ettus" not in result.text.lower()
+    assert "ettus" not in result.text.lower().replace("ettus-style", "")
     person = next(d for d in result.decisions if d.replacement == "[PERSON 1]")
     assert person.surface == "Ettus Nakamura-Oduya"  # as found, not another case: the residual check looks for it
-    assert [text[a:b] for a, b in person.spans] == ["Ettus Nakamura-Oduya", "Ettus", "ettus", "ettus"]
-    assert "sans-serif" in result.text  # a hyphen joins words: no value is read out of a compound
+    assert [text[a:b] for a, b in person.spans] == ["Ettus Nakamura-Oduya", "Ettus", "ettus", "ettus", "ettus"]
+    # As in the engine's terms: a hyphen joins words (a compound is a word of its own), an underscore parts them.
+    assert "An ettus-style layout" in result.text and "[PERSON 1]_usrp.conf" in result.text
 
 
 def test_a_replaced_value_in_another_case_keeps_the_engine_on_its_fast_path(engine: Engine, analyzer: Analyzer) -> None:

@@ -90,9 +90,19 @@ _OTHER_CASE = ", in another case"
 
 
 def _whole_words(text: str, values: Collection[str]) -> list[tuple[int, int]]:
-    """Where each value stands as a word of its own: a hyphen joins words, as in the engine's terms
-    ("sans" of a font's name is not in "sans-serif")."""
-    return [(i, j) for i, j in find_words(text, values) if text[i - 1 : i] != "-" and text[j : j + 1] != "-"]
+    """Where each value stands as a word of the engine's: a hyphen joins words ("sans" of a font's name is
+    not in "sans-serif"), an underscore parts them ("Aptos_EmbeddedFont")."""
+    out = []
+    for v in values:
+        i = text.find(v)
+        while i >= 0:
+            j = i + len(v)
+            if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "-")) and (
+                j == len(text) or not (text[j].isalnum() or text[j] == "-")
+            ):
+                out.append((i, j))
+            i = text.find(v, i + 1)
+    return out
 
 
 def _overlaps(taken: Sequence[tuple[int, int]], starts: Sequence[int], start: int, end: int) -> bool:
