@@ -12,6 +12,7 @@ import asyncio
 import email
 import email.policy
 from pathlib import Path
+from typing import Any
 
 from gatewaykit import CaptureHandler, config_for, send, start_capture
 
@@ -19,6 +20,7 @@ from gateway.config import Config
 from gateway.model.engine import Engine
 from gateway.serve import Gateway
 from gateway.store.base import AuditQuery
+from gateway.worker import JobResult
 
 FIRST = "The patient needs condoms and counselling."
 LATER = "The virus test came back positive last week."
@@ -112,11 +114,19 @@ def test_no_memory_when_it_is_off(tmp_path: Path, engine: Engine) -> None:
 
 
 def test_concurrent_messages_of_a_sender_are_judged_in_order(tmp_path: Path, engine: Engine) -> None:
-    # The first message is slow to sanitize; the second arrives meanwhile and is sanitized at once, against
-    # an empty memory. It must still be judged against the first before it leaves.
+    # The first message is slow to sanitize; the second arrives meanwhile. It must be judged against the
+    # first before it leaves (it waits for the first's turn, then reads the memory the first left).
     slow_first = FIRST + "\r\n" + "The clinic called again about the counselling.\r\n" * 1500
 
     async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        judged: list[bytes] = []
+        judge = gw.handler.judge
+
+        async def counting(data: bytes, *args: Any, **kwargs: Any) -> JobResult:
+            judged.append(data)
+            return await judge(data, *args, **kwargs)
+
+        gw.handler.judge = counting  # type: ignore[method-assign]
         clinic, insurer = "gp@clinic.example", "claims@insurer.example"
         first = asyncio.create_task(send(gw.port, clinic, [insurer], _mail(clinic, insurer, slow_first, "<s1@c>")))
         while gw.handler.in_flight == 0:  # noqa: ASYNC110 - the server under test has no event to offer
@@ -126,5 +136,6 @@ def test_concurrent_messages_of_a_sender_are_judged_in_order(tmp_path: Path, eng
         assert later.startswith("2.0.0 Ok: sanitized"), later
         (d,) = gw.store.audit(AuditQuery(message_id=later.split(" as ")[1], kind="decision"))
         assert d.reason == "stream" and d.earlier == (before.split(" as ")[1],)
+        assert len(judged) == 2  # each sanitized once: the second not first against a memory about to change
 
     _run(tmp_path, engine, 30, scenario)
