@@ -87,10 +87,13 @@ def _name_kinds(wordnet: WordNet) -> NameKinds:
     recognizer = NameRecognizer(WordNetLexicon(wordnet))
 
     def kinds(text: str) -> Iterator[tuple[int, int, str]]:
-        # Only what the recognizer has evidence for (a lexicon, a title, a head word), not its guess that
-        # an unknown capitalised word is a person ("Ur-Fascism").
-        for f in recognizer(text):
-            if f.score >= 0.7 and not (f.source == "capitalised name" and " " not in f.text):
+        # Only what the recognizer has evidence for (a lexicon, a title, a head word, and another mention of
+        # a name so found), not its guess that an unknown capitalised word is a person ("Ur-Fascism").
+        found = list(recognizer(text))
+        sure = [f for f in found if f.score >= 0.7 and f.source not in ("capitalised name", "another mention")]
+        words = {w for f in sure for w in f.text.split()}
+        for f in found:
+            if f in sure or (f.source == "another mention" and all(w in words for w in f.text.split())):
                 yield f.start, f.end, f.kind
 
     return kinds

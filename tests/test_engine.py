@@ -311,3 +311,14 @@ def test_a_name_the_taxonomy_lacks_is_generalized_by_its_kind(engine: Engine) ->
     (name,) = [d for d in result.decisions if d.surface == "Thomas Cranmer"]
     assert name.replacement == "person" and name.chain[0].source == "name-kind:PERSON"
     assert "In 1549 a person wrote" in result.text and ". A person was burned" in result.text
+
+
+def test_a_name_is_whole_alone_or_joined_by_a_lower_case_word() -> None:
+    from gateway.model.generalization import Generalizer
+
+    text = "George Whitefield and John Wesley preached. Randall Griffin spoke."
+    named = [(0, 32, "PERSON"), (44, 59, "PERSON")]  # the recognizer joined two people by "and"
+    assert Generalizer._whole_name(text, named, 0, 17) == "PERSON"  # George Whitefield
+    assert Generalizer._whole_name(text, named, 22, 32) == "PERSON"  # John Wesley
+    assert Generalizer._whole_name(text, named, 52, 59) is None  # Griffin: part of Randall Griffin
+    assert Generalizer._whole_name(text, named, 33, 41) is None  # no name there

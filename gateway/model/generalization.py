@@ -7,6 +7,7 @@ tried is kept as evidence for the decision.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -57,7 +58,7 @@ class Generalizer:
         self.measure = measure
         self.key = key
         self._names = names
-        self._named: tuple[str, dict[tuple[int, int], str]] | None = None  # the last text's names, by span
+        self._named: tuple[str, list[tuple[int, int, str]]] | None = None  # the last text's names, by start
 
     def keys_of(self, g: Generalization) -> frozenset[str]:
         return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
@@ -132,13 +133,28 @@ class Generalizer:
                 if word.islower() and not tokens[i].is_stop and self.taxonomy.senses(word):
                     return None
         if self._named is None or self._named[0] is not text:
-            spans = {(a, b): kind for a, b, kind in self._names(text) if kind in KIND_NOUNS}
-            self._named = (text, spans)
-        spans = self._named[1]
-        kinds = [spans.get((o.start, o.end)) for o in occs]
-        if None in kinds or len(set(kinds)) != 1:
+            self._named = (text, sorted((a, b, kind) for a, b, kind in self._names(text) if kind in KIND_NOUNS))
+        named = self._named[1]
+        kinds = {self._whole_name(text, named, o.start, o.end) for o in occs}
+        if None in kinds or len(kinds) != 1:
             return None  # a part of a longer name somewhere ("Randall Griffin"): "a person" would not fit there
-        return kinds[0]
+        return kinds.pop()
+
+    @staticmethod
+    def _whole_name(text: str, named: Sequence[tuple[int, int, str]], start: int, end: int) -> str | None:
+        """The kind of the name text[start:end] is, when it is a whole one: the recognizer found it alone, or
+        inside a span that joins it to another name by a lower-case word ("George Whitefield and John")."""
+        i = bisect.bisect_right(named, (start, len(text) + 1, "")) - 1
+        while i >= 0:
+            a, b, kind = named[i]
+            if a <= start and end <= b:
+                before, after = text[a:start].split(), text[end:b].split()
+                if (not before or before[-1].islower()) and (not after or after[0].islower()):
+                    return kind
+            i -= 1
+            if a < start - 200:
+                break
+        return None
 
     def _verb_or_adjective(
         self, r: Risky, surface: str, nouns: Sequence[Sense], readings: Sequence[str | None], context: Collection[str]
