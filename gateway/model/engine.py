@@ -398,7 +398,7 @@ class Engine:
         make Colorado the state, and its many "person"s do not make an insect an unwelcome person.
         """
         ics = {k: self.ic(k) for k in by_key}
-        mean = sum(ics.values()) / len(ics) if ics else 1.0
+        mean = math.fsum(ics.values()) / len(ics) if ics else 1.0
         return {k: min(2.0, math.log2(1 + len(v))) * ics[k] / (mean or 1.0) for k, v in by_key.items()}
 
     def _edits(

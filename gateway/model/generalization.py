@@ -59,6 +59,7 @@ class Generalizer:
         self.key = key
         self._names = names
         self._named: tuple[str, list[tuple[int, int, str]]] | None = None  # the last text's names, by start
+        self._sentences: tuple[Sequence[Token], dict[int, set[str]]] | None = None  # its words by sentence
 
     def keys_of(self, g: Generalization) -> frozenset[str]:
         return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
@@ -98,7 +99,7 @@ class Generalizer:
             # A name the knowledge base does not know ("Cruise", "Holmes"):
             # its common-noun senses would generalize the wrong thing.
             senses = []
-        context = _near(context, tokens, occs)
+        context = self._near(context, tokens, occs)
         r.chain = []
         if first.n_tokens == 1 and not capitalized:
             self._verb_or_adjective(r, surface, senses, [reading(tokens, o.first_token) for o in occs], context)
@@ -117,6 +118,23 @@ class Generalizer:
             noun = KIND_NOUNS[kind]
             r.chain = [Generalization(term=noun, source=f"name-kind:{kind}"), *self.taxonomy.generalizations(noun)]
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
+
+    def _near(
+        self, context: Collection[str] | Mapping[str, float], tokens: Sequence[Token], occs: Sequence[TermOccurrence]
+    ) -> dict[str, float]:
+        """``context`` with the terms of the sentences the word stands in counted NEAR_WEIGHT times."""
+        if self._sentences is None or self._sentences[0] is not tokens:
+            words: dict[int, set[str]] = {}
+            for t in tokens:
+                if not t.is_stop:
+                    words.setdefault(t.sentence, set()).add(t.norm)
+            self._sentences = (tokens, words)
+        weights = dict(context) if isinstance(context, Mapping) else dict.fromkeys(context, 1.0)
+        by_sentence = self._sentences[1]
+        near: set[str] = set().union(*(by_sentence.get(o.sentence, set()) for o in occs))
+        for w in near:
+            weights[w] = NEAR_WEIGHT * weights.get(w, 1.0)
+        return weights
 
     def _kind(self, text: str, occs: Sequence[TermOccurrence], tokens: Sequence[Token]) -> str | None:
         """The kind most of the term's occurrences have as a whole name (not a part of a longer one).
@@ -280,16 +298,6 @@ def reading(tokens: Sequence[Token], i: int) -> str | None:
 # The sentences a word stands in say more of its sense than the rest of the text ("the U.S. state of
 # Colorado"): their terms count this many times over.
 NEAR_WEIGHT = 3.0
-
-
-def _near(
-    context: Collection[str] | Mapping[str, float], tokens: Sequence[Token], occs: Sequence[TermOccurrence]
-) -> dict[str, float]:
-    weights = dict(context) if isinstance(context, Mapping) else dict.fromkeys(context, 1.0)
-    sentences = {o.sentence for o in occs}
-    for t in {t.norm for t in tokens if t.sentence in sentences and not t.is_stop}:
-        weights[t] = NEAR_WEIGHT * weights.get(t, 1.0)
-    return weights
 
 
 def _name_before(tokens: Sequence[Token], i: int) -> str | None:

@@ -118,7 +118,8 @@ def choose_sense(
         for lemma in (*s.lemmas, *s.kinds):
             words.update(lemma.lower().split())
         # Over the root of the gloss's length: a long gloss matches more words by chance (Lesk's known bias).
-        overlap = sum(ctx[w] for w in words if w in ctx) * GLOSS_WORDS**0.5 / max(1, len(words)) ** 0.5
+        # fsum: exactly rounded, so the choice does not depend on the order a set is read in.
+        overlap = math.fsum(ctx[w] for w in words if w in ctx) * GLOSS_WORDS**0.5 / max(1, len(words)) ** 0.5
         fit = 1.0 if (s.is_instance or s.proper) == capitalized else 0.0
         score = 2.0 * overlap + math.log1p(s.frequency) + 3.0 * fit
         key = (score, -rank)
