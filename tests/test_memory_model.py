@@ -17,7 +17,8 @@ from gateway.model.memory import Disclosure, Memory, disclosed_terms
 from gateway.model.records import SanitizePolicy
 from gateway.streams import cutoffs, header_block, thread_of
 
-HIV = SanitizePolicy(entities=("HIV",), alpha=1.5)
+# The groups' memory on its own: the evidence a paragraph sums (with the memory too) is tests/test_evidence.py's.
+HIV = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=0)
 FIRST = "The patient needs condoms and counselling."
 LATER = "The virus test came back positive last week."
 
@@ -113,7 +114,7 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     vectors = np.array([[1, 0], [0.95, 0.05], [0.6, 0.4], [0.7, 0.3], [0, 1], [0.05, 0.95]], dtype=np.float32)
     attacker = EmbeddingAttacker(WordVectors.from_ranked(words, vectors), top=1)
     docs = [EvalDocument("hiv", "HIV", f"{FIRST}\n{LATER}"), EvalDocument("w", "weather", "It was sunny.\nRain.")]
-    report = evaluate_threads(engine, docs, alpha=1.5, size=2, attacker=attacker)
+    report = evaluate_threads(engine, docs, alpha=1.5, size=2, attacker=attacker, evidence_budget=0)
     alone, memory = ({r.doc_id: r for r in report.runs[m]} for m in ("alone", "memory"))
     assert alone["hiv"].stream_decisions == 0 and memory["hiv"].stream_decisions == 1
     assert alone["hiv"].delivered == memory["hiv"].delivered == 2 and alone["hiv"].messages == 2

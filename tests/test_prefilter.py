@@ -22,6 +22,10 @@ POLICIES = [
     SanitizePolicy(entities=("HIV", "Los Angeles", "Catholicism"), alpha=2.0, unknown="redact"),
     SanitizePolicy(entities=("HIV",), alpha=1.2, max_group=1, deny=frozenset({"firmware"})),
     SanitizePolicy(entities=("Catholicism",), alpha=3.0, group_floor=0.2, allow=frozenset({"church"})),
+    # Terms judged one by one, so that what the fast path must see is the paragraph's summed evidence.
+    SanitizePolicy(
+        entities=("HIV", "substance abuse"), alpha=1.5, max_group=1, evidence_budget=0.6, evidence_floor=0.1
+    ),
 ]
 
 # Words around the line for these entities, and ordinary ones: a mix makes texts on both sides.
@@ -33,17 +37,17 @@ PLAIN = ("the radio board firmware driver sample rate antenna frequency we tried
          "and it works with a new cable thanks for the help in the lab today").split()  # fmt: skip
 
 
-def _full(engine: Engine, text: str, p: SanitizePolicy) -> tuple[str, int]:
+def _full(engine: Engine, text: str, p: SanitizePolicy, disclosed: tuple[str, ...] = ()) -> tuple[str, int]:
     clean, engine._clean = engine._clean, None
     try:
-        r = engine.sanitize(text, p)
+        r = engine.sanitize(text, p, disclosed=disclosed)
     finally:
         engine._clean = clean
     return r.text, len(r.decisions)
 
 
-def _fast_says_clean(engine: Engine, text: str, p: SanitizePolicy) -> bool:
-    return engine._if_clean(text, p, engine.entities_of(p), ()) is not None
+def _fast_says_clean(engine: Engine, text: str, p: SanitizePolicy, disclosed: tuple[str, ...] = ()) -> bool:
+    return engine._if_clean(text, p, engine.entities_of(p), (), disclosed) is not None
 
 
 def _archive_texts(n: int) -> list[str]:
@@ -95,19 +99,27 @@ def test_a_text_the_engine_changes_is_never_called_clean(engine: Engine) -> None
     stops=st.lists(st.integers(min_value=0, max_value=39), max_size=4),
     which=st.integers(min_value=0, max_value=len(POLICIES) - 1),
     alpha=st.sampled_from([1.0, 1.5, 2.0, 4.0]),
+    lines=st.lists(st.integers(min_value=0, max_value=39), max_size=3),
+    disclosed=st.lists(st.sampled_from(NEAR), max_size=4),
 )
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_whatever_the_fast_path_passes_the_full_engine_leaves_unchanged(
-    engine: Engine, words: list[str], stops: list[int], which: int, alpha: float
-) -> None:
+    engine: Engine, words: list[str], stops: list[int], which: int, alpha: float, lines: list[int],
+    disclosed: list[str],
+) -> None:  # fmt: skip
     for i in sorted(set(stops), reverse=True):
         if i < len(words):
             words.insert(i, ".")
-    text = " ".join(words).replace(" .", ".")
+    for i in sorted(set(lines), reverse=True):  # paragraphs: the evidence is summed per line
+        if i < len(words):
+            words.insert(i, "\n")
+    text = " ".join(words).replace(" .", ".").strip() or "the"
     p = replace(POLICIES[which], alpha=alpha)
-    if _fast_says_clean(engine, text, p):
-        assert _full(engine, text, p) == (text, 0)
-    assert engine.sanitize(text, p).text == _full(engine, text, p)[0]
+    # A stream's memory (the engine's keys of what earlier messages let through) joins groups and evidence.
+    memory = tuple(dict.fromkeys(engine.key(w) for w in disclosed))
+    if _fast_says_clean(engine, text, p, memory):
+        assert _full(engine, text, p, memory) == (text, 0)
+    assert engine.sanitize(text, p, disclosed=memory).text == _full(engine, text, p, memory)[0]
 
 
 def test_the_fast_path_result_is_the_full_engines(engine: Engine) -> None:
@@ -171,3 +183,22 @@ def test_the_group_bound_never_clears_a_risky_group(engine: Engine) -> None:
             judged = n >= engine.estimator.group_min_support and v.risky
             assert (engine.measure.risky_group(conj, entities, p.alpha) is not None) == judged
     assert risky and cleared  # both sides of the bound were tried
+
+
+def test_a_paragraph_whose_clues_add_up_is_not_clean(engine: Engine) -> None:
+    # No term is risky and no group is judged (max_group = 1): only the summed evidence changes the text.
+    p = replace(POLICIES[4], evidence_budget=1.0, evidence_floor=0.2)
+    text = "The virus test came back positive last week."
+    assert _full(engine, text, replace(p, evidence_budget=0)) == (text, 0)
+    assert _full(engine, text, p)[1] > 0
+    assert not _fast_says_clean(engine, text, p)
+    # The same words over two paragraphs are two smaller sums: clean, and the engine agrees.
+    split = "The virus came back.\nThe test was positive last week."
+    if _fast_says_clean(engine, split, p):
+        assert _full(engine, split, p) == (split, 0)
+    # What a stream disclosed counts towards every paragraph: a clean text may not be clean after it.
+    calm = "Her test came back positive last week."
+    memory = ("virus", "immune", "transmission")
+    if _full(engine, calm, p, memory)[1]:
+        assert not _fast_says_clean(engine, calm, p, memory)
+    assert _fast_says_clean(engine, calm, replace(p, evidence_budget=0), memory)

@@ -44,6 +44,7 @@ from gateway.errors import InputError
 from gateway.model.derived import acronym_plural
 from gateway.model.detection import Detector, RoundState, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
+from gateway.model.evidence import Accumulator
 from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_sentence
 from gateway.model.incremental import LineTerms, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
@@ -136,6 +137,7 @@ class Engine:
         self._policy_phrases: BoundedCache[tuple[tuple[str, ...], tuple[Entity, ...]], PhraseSet] = BoundedCache(256)
         self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)
+        self.evidence = Accumulator(self.measure, self.generalizer)
         self._recent_terms: tuple[_Terms, ...] = ()
 
     def terms_of(
@@ -316,6 +318,9 @@ class Engine:
         units = itertools.chain(((o.key, o.sentence) for o in occs), ((o.key, -1 - paragraph(o.start)) for o in occs))
         if not self._clean.is_clean(units, policy, entities, allow=allow, deny=stop, joined=disclosed):
             return None
+        in_paragraphs = ((o.key, paragraph(o.start)) for o in occs)
+        if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=disclosed):
+            return None
         # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.
         names = {k: e for e in entities for k in e.keys}
         firsts: dict[str, TermOccurrence] = {}
@@ -385,9 +390,12 @@ class Engine:
             remembered = self.detector.remembered(disclosed, by_key, entities, policy)
             self.detector.groups(RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
                                             redact=redact_all, remembered=remembered, memo=memo.groups))  # fmt: skip
-            for r in risky.values():  # a group may have flagged what another term became
-                while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
-                    self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
+        if policy.mode != "redact":  # weak clues that add up over a paragraph (evidence.py); it never redacts
+            self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
+                                 disclosed=disclosed, surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
+        for r in risky.values():  # a group or a paragraph may have flagged what another term became
+            while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
+                self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
         return self._edits(text, tokens, by_key, risky)
 
     def _sense_evidence(self, by_key: dict[str, list[TermOccurrence]]) -> dict[str, float]:

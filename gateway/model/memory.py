@@ -72,11 +72,13 @@ def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[
     allow = {engine.key(t) for t in policy.allow}
     _tokens, occs = engine.terms_of(text, entities, policy)
     scored: list[tuple[float, str]] = []
+    # A clue the next message's paragraphs sum (evidence.py) counts from a lower floor than a group member.
+    floor = min(policy.group_floor, policy.evidence_floor) if policy.evidence_budget > 0 else policy.group_floor
     for key in dict.fromkeys(o.key for o in occs):
         if key in names or key in allow:
             continue
         v = engine.verdict((frozenset({key}),), entities, policy.alpha)
-        if v.n >= engine.estimator.min_support and v.ratio >= policy.group_floor:
+        if v.n >= engine.estimator.min_support and v.ratio >= floor:
             scored.append((v.ratio, key))
     scored.sort(key=lambda rk: (-rk[0], rk[1]))
     return tuple(k for _r, k in scored)

@@ -14,6 +14,9 @@ is *clean* when
     p(c|T) = (n(c,T) + m p(c)) / (n(T) + m) is then at most
     (x + m p(c)) / (max(group_min_support, x) + m), which grows with x, so
     a triple is bounded by any of its pairs.
+  * no paragraph's evidence (evidence.py: the sum of the PMI of its clues,
+    with a stream's joined terms) reaches ``evidence_budget`` times the
+    threshold, computed exactly from the same table.
 Then the full engine would change nothing, by construction: a term is risky
 only at ratio >= 1, by name or by the deny list; a phrase by a word at ratio
 >= 1 or a name; groups are formed only of terms at ratio >= group_floor; an
@@ -208,6 +211,52 @@ class CleanTextFilter:
         """An upper bound on the documents holding every conjunct: the fewest any one conjunct is in."""
         df = self._frequencies()
         return min((sum(int(df[i]) for k in alts if (i := self._id(k)) >= 0) for alts in conjuncts), default=0)
+
+    def within_budget(self, terms: Iterable[tuple[str, int]], policy: SanitizePolicy, entities: Sequence[Entity],
+                      *, allow: Collection[str], joined: Collection[str] = ()) -> bool:  # fmt: skip
+        """Is every paragraph's accumulated evidence below the budget? ``terms``: (key, paragraph).
+
+        The engine's Accumulator sums the same clues (PMI >= evidence_floor of the threshold, known to K),
+        so the answer is exact; ``joined`` terms (a stream's memory) count towards every paragraph.
+        """
+        if policy.evidence_budget <= 0 or policy.mode == "redact":
+            return True
+        t = self._table(entities, policy.alpha)
+        paragraphs: dict[int, set[int]] = {}
+        for key, p in terms:
+            if key not in allow and (i := self._id(key)) >= 0:
+                paragraphs.setdefault(p, set()).add(i)
+        names = {k for e in entities for k in e.keys}
+        extra = {i for k in joined if k not in allow and k not in names and (i := self._id(k)) >= 0}
+        if not paragraphs and not extra:
+            return True
+        df = self._frequencies()
+        m = self._estimator.prior_weight
+        for counts, p_c, threshold in zip(t.cooccurrences, t.p_c, t.thresholds, strict=True):
+            floor = max(0.0, policy.evidence_floor * threshold)
+            budget = policy.evidence_budget * threshold * (1.0 - _MARGIN)
+
+            def clues(ids: Collection[int], counts: npt.NDArray[np.uint32] = counts, p_c: float = p_c,
+                      floor: float = floor) -> dict[int, float]:  # fmt: skip
+                if not ids:
+                    return {}
+                a = np.fromiter(ids, dtype=np.int64, count=len(ids))
+                n_t = df[a].astype(np.float64)
+                with np.errstate(divide="ignore"):
+                    pmi = np.log(((counts[a].astype(np.float64) + m * p_c) / (n_t + m)) / p_c)
+                attested = counts[a] >= self._estimator.group_min_support
+                keep = (n_t >= self._estimator.min_support) & attested & (pmi > 0) & (pmi >= floor)
+                return dict(zip(a[keep].tolist(), pmi[keep].tolist(), strict=True))
+
+            own = clues(set().union(*paragraphs.values()) if paragraphs else set())
+            earlier = clues(extra - set(own))
+            base = sum(earlier.values())
+            if base >= budget:
+                return False
+            for ids in paragraphs.values():
+                if base + sum(own.get(i, 0.0) for i in ids) >= budget:
+                    return False
+        return True
 
     def _words_clean(self, key: str, ratios: Ratios, names: Collection[str]) -> bool:
         for word in key.split(" "):

@@ -24,6 +24,12 @@ class SanitizePolicy:
     ``group_candidates`` per sentence, which bounds the cost per sentence to
     C(n,2) + C(n,3) counts. A stream's memory adds at most ``memory_candidates``
     earlier terms to every sentence's groups (only groups with a term of the text are counted).
+
+    ``evidence_budget``: weak clues add up (evidence.py); a paragraph whose clues, summed as
+    naive-Bayes evidence, reach ``evidence_budget`` times the threshold IC(c)/alpha has its
+    strongest clues generalized (0 turns it off). Only clues at least ``evidence_floor`` of the
+    way to the threshold on their own count. With a stream's memory, what earlier messages
+    let through counts towards every paragraph of the next.
     """
 
     entities: tuple[str, ...]
@@ -33,6 +39,8 @@ class SanitizePolicy:
     group_candidates: int = 6
     group_floor: float = 0.4
     memory_candidates: int = 12
+    evidence_budget: float = 1.0
+    evidence_floor: float = 0.2
     unknown: UnknownTerms = "context"
     allow: frozenset[str] = frozenset()
     deny: frozenset[str] = frozenset()
@@ -55,6 +63,10 @@ class SanitizePolicy:
             raise ConfigError(f"unknown must be 'context', 'redact' or 'keep', got {self.unknown!r}")
         if not 1 <= self.max_group <= 3:
             raise ConfigError(f"max_group must be 1, 2 or 3, got {self.max_group!r}")
+        if not (self.evidence_budget >= 0 and math.isfinite(self.evidence_budget)):
+            raise ConfigError(f"evidence_budget must be a number >= 0 (0: off), got {self.evidence_budget!r}")
+        if not 0 < self.evidence_floor <= 1:
+            raise ConfigError(f"evidence_floor must be in (0, 1], got {self.evidence_floor!r}")
         if self.memory_candidates < 0:
             raise ConfigError("memory_candidates must be at least 0")
         if self.max_rounds < 1:

@@ -1,0 +1,216 @@
+"""Weak clues add up: evidence accumulated over a paragraph, and over a stream.
+
+The paper judges one term at a time, and groups (detection.py) judge at most
+three: a paragraph in which no term and no small group reaches the line can
+still, clue by clue, point at c ("fever", "parasite", "tropical", "bed net",
+"Africa"). Under a naive-Bayes reading (the clues independent given c and
+given not-c) what a reader learns of c from a unit of text is
+
+    log p(c | t1..tn) / p(c)  ~  sum_i PMI(c; ti)
+
+over its distinct terms. Dependence between clues makes the sum over-count
+(two words that always travel together add their evidence twice), so as an
+estimate of what a reader can infer it errs on the side of privacy. Only
+clues that point towards c are summed: a reader is free to ignore the rest.
+
+A clue counts when K knows it (``min_support``) and its PMI alone is at least
+``evidence_floor`` of the way to the threshold: below that the smoothed PMI
+of a common word is within the noise of K's counts, and hundreds of such
+near-zeros, over-counted, would say more about the sum than about c.
+
+A unit is a paragraph (a line, as K's own paragraphs are, and the passages a
+reader takes in at once). With a stream's memory, the clues earlier messages
+of the stream let through count towards every unit of the next message: the
+recipient has read them. A unit is *over* when for some c its evidence reaches
+
+    evidence_budget * IC(c) / alpha
+
+(the paper's line, applied to the accumulated evidence). Its strongest clues
+are then generalized, highest PMI first, each along its own generalization
+chain (generalization.py) to the first generalization that brings the unit
+below the line, or failing that to the one that discloses least, until the
+unit is below or no clue can be lowered. A clue is safe on its own, so it is
+never redacted: one whose chain holds nothing that discloses less is left as
+it is. The decision records the unit's accumulated evidence as its PMI, the
+budget as its threshold, and the strongest clues as its group.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from gateway.model.detection import paragraph_of
+from gateway.model.generalization import Generalizer, Risky
+from gateway.model.measure import BoundedCache, Measure, Verdict, canon
+from gateway.model.records import Entity, SanitizePolicy
+from gateway.model.terms import TermOccurrence, Token
+
+# How many of a unit's clues a decision names as its evidence (strongest first).
+SHOWN_CLUES = 8
+
+
+@dataclass(slots=True)
+class _Unit:
+    keys: list[str]
+    tried: set[str] = field(default_factory=set)
+
+
+class Accumulator:
+    """Sums the evidence of each paragraph (and of a stream's memory) and lowers the strongest clues."""
+
+    def __init__(self, measure: Measure, generalizer: Generalizer) -> None:
+        self.measure = measure
+        self.generalizer = generalizer
+        self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(200_000)
+
+    def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
+        """PMI(c; t) for every c, of a term written as any of ``keys``; 0 where K barely knows it."""
+        return self._pmis.get((keys, tuple(entities)), self._compute)
+
+    def _compute(self, cache_key: tuple[frozenset[str], tuple[Entity, ...]]) -> tuple[float, ...]:
+        keys, entities = cache_key
+        m = self.measure
+        n_t = m.count((keys,))
+        if n_t < m.min_support:
+            return tuple(0.0 for _ in entities)
+        out: list[float] = []
+        for e in entities:
+            n_ct = m.count(canon((keys, e.keys)))
+            # A weak clue's association must rest on as many documents as a group's does: a few chance
+            # co-occurrences of a common word with a rare c, summed over a paragraph, are noise.
+            attested = n_ct >= m.estimator.group_min_support
+            out.append(m.estimator.pmi(m.knowledge, e.n_docs, n_t, n_ct) if attested else 0.0)
+        return tuple(out)
+
+    def clue(self, keys: frozenset[str], entities: Sequence[Entity], policy: SanitizePolicy) -> tuple[float, ...]:
+        """What a term adds to a unit's evidence, per c: its PMI when it reaches the floor, else 0."""
+        return tuple(
+            p if p > 0 and p >= policy.evidence_floor * e.ic / policy.alpha else 0.0
+            for p, e in zip(self.pmis(keys, entities), entities, strict=True)
+        )
+
+    def settle(
+        self,
+        text: str,
+        by_key: Mapping[str, Sequence[TermOccurrence]],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        tokens: Sequence[Token],
+        context: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        forbidden: set[str],
+        *,
+        disclosed: Collection[str] = (),
+        surface: Callable[[str], str] = lambda k: k,
+    ) -> None:
+        """Lower the strongest clues of every unit that is over its budget (adds to ``risky``)."""
+        if policy.evidence_budget <= 0 or not entities:
+            return
+        paragraph = paragraph_of(text)
+        paragraphs: dict[int, list[str]] = {}
+        for key, occs in by_key.items():
+            for p in {paragraph(o.start) for o in occs}:
+                paragraphs.setdefault(p, []).append(key)
+        budgets = [policy.evidence_budget * e.ic / policy.alpha for e in entities]
+        allow = {self.generalizer.key(t) for t in policy.allow}
+        names = {k for e in entities for k in e.keys}
+        earlier: dict[str, tuple[float, ...]] = {}
+        for key in disclosed:
+            if key in by_key or key in allow or key in names:
+                continue
+            c = self.clue(frozenset({key}), entities, policy)
+            if any(c):
+                earlier[key] = c
+        base = [sum(c[i] for c in earlier.values()) for i in range(len(entities))]
+
+        def now(key: str) -> tuple[float, ...]:
+            """The clue as the term will read after this round."""
+            if key in risky:
+                cur = risky[key].current
+                if cur is None:
+                    return tuple(0.0 for _ in entities)
+                return self.clue(self.generalizer.keys_of(cur), entities, policy)
+            if key in safe:
+                return self.clue(frozenset({key}), entities, policy)
+            return tuple(0.0 for _ in entities)  # allowed, or unknown to K
+
+        for keys in paragraphs.values():
+            unit = _Unit(list(dict.fromkeys(keys)))
+            while True:
+                clues = {k: now(k) for k in unit.keys}
+                totals = [base[i] + sum(c[i] for c in clues.values()) for i in range(len(entities))]
+                over = max(range(len(entities)), key=lambda i: totals[i] / budgets[i])
+                if totals[over] < budgets[over]:
+                    break
+                order = sorted((k for k in unit.keys if k not in unit.tried and clues[k][over] > 0),
+                               key=lambda k: (-clues[k][over], k))  # fmt: skip
+                if not order:
+                    break
+                target = order[0]
+                unit.tried.add(target)
+                goal = clues[target][over] - (totals[over] - budgets[over])
+                own = totals[over] - base[over]
+                strongest = sorted(clues, key=lambda k: -clues[k][over])[:SHOWN_CLUES]
+                verdict = Verdict(0, entities[over], totals[over], budgets[over], totals[over] / budgets[over])
+                shown = tuple(surface(k) for k in strongest if clues[k][over] > 0)
+                from_memory = frozenset(earlier) if own < budgets[over] else frozenset()
+                self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
+                            context, entities, policy, forbidden)  # fmt: skip
+
+    def _lower(
+        self,
+        text: str,
+        key: str,
+        c: int,
+        goal: float,
+        verdict: Verdict,
+        shown: tuple[str, ...],
+        earlier: frozenset[str],
+        by_key: Mapping[str, Sequence[TermOccurrence]],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        tokens: Sequence[Token],
+        context: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        forbidden: set[str],
+    ) -> None:
+        """Move ``key`` along its chain to a generalization whose clue for c is at most ``goal``, or the lowest."""
+        fresh = key not in risky
+        if fresh:
+            r = Risky(key, "stream-evidence" if earlier else "evidence", verdict, group=shown, earlier=earlier)
+            self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
+            start = self.clue(frozenset({key}), entities, policy)[c]
+            saved = (-1, 0)
+        else:
+            r = risky[key]
+            cur = r.current
+            if cur is None:
+                return
+            start = self.clue(self.generalizer.keys_of(cur), entities, policy)[c]
+            saved = (r.position, len(r.steps))
+            self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
+        best: tuple[int, int, float] | None = None
+        while (cur := r.current) is not None:
+            e = self.clue(self.generalizer.keys_of(cur), entities, policy)[c]
+            if e < start and (best is None or e < best[2]):
+                best = (r.position, len(r.steps), e)
+            if e <= goal:
+                break
+            self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
+        if best is None:
+            if not fresh:  # nothing along the chain discloses less: keep what it was
+                r.position, r.redacted = saved[0], False
+                del r.steps[saved[1] :]
+            return
+        r.position, r.redacted = best[0], False
+        del r.steps[best[1] :]
+        if fresh:
+            risky[key] = r
+            forbidden.add(key)
+            safe.pop(key, None)
+        else:
+            r.group = r.group or shown
+            r.earlier |= earlier

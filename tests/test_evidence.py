@@ -1,0 +1,94 @@
+"""Weak clues add up: a paragraph's summed evidence, and a stream's (gateway/model/evidence.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from extractors.pipeline import DEFAULT_LIMITS, check_output
+from gateway.config import parse_config
+from gateway.errors import ConfigError
+from gateway.model.engine import Engine
+from gateway.model.records import SanitizePolicy
+
+HIV = SanitizePolicy(entities=("HIV",), alpha=1.5)
+# No term of it reaches the line alone, and no pair or triple does; summed, they do.
+CLUES = "The virus test came back positive last week."
+PLAIN = "The weather was fine and the meeting ended early."
+
+
+def _clue(engine: Engine, word: str, policy: SanitizePolicy = HIV) -> float:
+    return engine.evidence.clue(frozenset({engine.key(word)}), engine.entities_of(policy), policy)[0]
+
+
+def test_clues_that_add_up_over_a_paragraph_are_generalized(engine: Engine) -> None:
+    term_by_term = engine.sanitize(CLUES, replace(HIV, evidence_budget=0))
+    assert not term_by_term.decisions
+    r = engine.sanitize(CLUES, HIV)
+    (d,) = r.decisions
+    # The strongest clue goes first, to a generalization; the decision carries the sum and the line.
+    assert d.term == "virus" and d.reason == "evidence" and d.action == "generalize"
+    assert d.replacement and d.replacement in r.text and "virus" not in r.text
+    assert d.pmi is not None and d.threshold is not None and d.pmi >= d.threshold
+    (entity,) = engine.entities_of(HIV)
+    assert d.threshold == pytest.approx(HIV.evidence_budget * entity.ic / HIV.alpha)
+    assert d.group is not None and d.group[0] == "virus" and {"test", "positive"} <= set(d.group)
+    # The clues summed were each below the line alone, and above it together.
+    clues = [_clue(engine, w) for w in d.group]
+    assert max(clues) < entity.ic / HIV.alpha <= sum(clues)
+
+
+def test_the_output_is_below_the_budget_a_fixpoint_and_passes_the_last_check(engine: Engine) -> None:
+    text = (
+        "She felt tired for weeks. The blood test at the clinic found a virus; the doctor spoke of the "
+        "immune system, of the risk of transmission and of a long treatment with daily pills.\n" + CLUES
+    )
+    for budget in (0.5, 1.0, 2.0):
+        policy = replace(HIV, evidence_budget=budget)
+        r = engine.sanitize(text, policy)
+        check_output(r.text.encode(), "text", engine=engine, results=[r], name="t", limits=DEFAULT_LIMITS)
+        assert not engine.sanitize(r.text, policy).decisions
+        # The evidence never redacts: a clue is safe alone.
+        assert all(d.action == "generalize" for d in r.decisions if d.reason.endswith("evidence"))
+
+
+def test_a_larger_budget_changes_less_and_zero_is_the_paper(engine: Engine) -> None:
+    text = "The blood test found a virus; the doctor spoke of the risk of transmission and of a long treatment."
+    changed = [
+        {d.term for d in engine.sanitize(text, replace(HIV, evidence_budget=b)).decisions} for b in (0.5, 1.0, 4.0)
+    ]
+    assert changed[0] >= changed[1] >= changed[2]
+    assert changed[0] != changed[2]
+    off = engine.sanitize(text, replace(HIV, evidence_budget=0))
+    assert not any(d.reason.endswith("evidence") for d in off.decisions)
+
+
+def test_plain_text_has_no_evidence(engine: Engine) -> None:
+    assert engine.sanitize(PLAIN, HIV).text == PLAIN
+    assert engine.sanitize(PLAIN, HIV, disclosed=("virus", "transmission", "immune")).text == PLAIN
+
+
+def test_what_a_stream_disclosed_counts_towards_the_next_message(engine: Engine) -> None:
+    # Term by term and groups off: only the summed evidence, so what the memory adds is plain to see.
+    policy = SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0)
+    text = "Her test came back positive, and the clinic called about the treatment."
+    assert not engine.sanitize(text, policy).decisions
+    r = engine.sanitize(text, policy, disclosed=("virus", "immune"))
+    assert r.decisions
+    for d in r.decisions:
+        assert d.reason == "stream-evidence" and set(d.earlier) == {"virus", "immune"} and d.action == "generalize"
+    assert "virus" not in r.text  # the memory's terms are never written: they are not in this text
+
+
+def test_the_evidence_policy_is_validated_and_configured() -> None:
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=("HIV",), evidence_budget=-1)
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=("HIV",), evidence_floor=0)
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=("HIV",), evidence_budget=float("nan"))
+    text = '[policies.p]\nentities = ["HIV"]\nevidence_budget = 1.5\nevidence_floor = 0.3\n'
+    cfg = parse_config(text, source="t.toml", base=Path())
+    assert (cfg.policies["p"].sanitize.evidence_budget, cfg.policies["p"].sanitize.evidence_floor) == (1.5, 0.3)
