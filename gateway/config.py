@@ -316,7 +316,8 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
         r.unknown_keys(p, prefix, ["entities", "alpha", "mode", "on_failure", "images", "unknown_attachments",
                                    "encrypted", "unreadable", "allow", "deny", "unknown_terms", "max_group",
                                    "aliases", "description", "stream_memory_days", "identifiers",
-                                   "address_level", "evidence_budget", "evidence_floor"])  # fmt: skip
+                                   "address_level", "evidence_budget", "evidence_floor",
+                                   "coarsen_facts"])  # fmt: skip
         identifiers = _identifiers(r, prefix, p)
         entities = r.get(p, prefix, "entities", list, None if not identifiers else [])
         if (not entities and not identifiers) or not all(isinstance(x, str) and x.strip() for x in entities):
@@ -349,6 +350,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                 max_group=r.get(p, prefix, "max_group", int, 3),
                 evidence_budget=float(r.get(p, prefix, "evidence_budget", (int, float), 1.0)),
                 evidence_floor=float(r.get(p, prefix, "evidence_floor", (int, float), 0.2)),
+                coarsen_facts=r.get(p, prefix, "coarsen_facts", bool, True),
                 allow=frozenset(r.get(p, prefix, "allow", list, [])),
                 deny=frozenset(r.get(p, prefix, "deny", list, [])),
                 aliases=tuple(alias_pairs),

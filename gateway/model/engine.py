@@ -45,6 +45,7 @@ from gateway.model.derived import acronym_plural
 from gateway.model.detection import Detector, RoundState, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
 from gateway.model.evidence import Accumulator
+from gateway.model.facts import facts
 from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_sentence
 from gateway.model.incremental import LineTerms, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
@@ -278,6 +279,7 @@ class Engine:
                 avoid=flagged,
                 disclosed=disclosed,
                 memo=memo if self.incremental else self._text_memo(policy, entities),
+                first=rounds == 1,
             )
             if not found:
                 break
@@ -366,6 +368,7 @@ class Engine:
         avoid: Collection[str] = (),
         disclosed: Collection[str] = (),
         memo: TextMemo | None = None,
+        first: bool = False,
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
         memo = memo or self._text_memo(policy, entities)
@@ -396,7 +399,37 @@ class Engine:
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
                 self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
-        return self._edits(text, tokens, by_key, risky)
+        edits, decisions = self._edits(text, tokens, by_key, risky)
+        if first and policy.coarsen_facts:  # the text around c's name still names it by rank and size (facts.py)
+            self._facts(text, by_key, risky, entities, edits, decisions)
+        return edits, decisions
+
+    def _facts(
+        self,
+        text: str,
+        by_key: dict[str, list[TermOccurrence]],
+        risky: dict[str, Risky],
+        entities: Sequence[Entity],
+        edits: list[Edit],
+        decisions: list[Decision],
+    ) -> None:
+        paragraph = paragraph_of(text)
+        about: dict[int, str] = {}  # paragraph -> the entity it names
+        for key, r in risky.items():
+            v = r.verdict
+            if r.reason in ("entity-name", "derived-form") and v is not None and v.entity is not None:
+                for o in by_key[key]:
+                    about.setdefault(paragraph(o.start), v.entity.name)
+        taken = [(e.start, e.end) for e in edits]
+        for f in facts(text, about.keys(), paragraph):
+            if any(a < f.end and f.start < b for a, b in taken):
+                continue
+            taken.append((f.start, f.end))
+            edits.append(Edit(f.start, f.end, f.replacement, f.start))
+            decisions.append(Decision(term=f.text.strip().lower(), surface=f.text.strip(),
+                                      entity=about[paragraph(f.start)], pmi=None, threshold=None, ic_term=0.0,
+                                      action="generalize", replacement=f.replacement.strip(), reason="fact",
+                                      spans=((f.start, f.end),)))  # fmt: skip
 
     def _sense_evidence(self, by_key: dict[str, list[TermOccurrence]]) -> dict[str, float]:
         """What each term of the text says of which sense a word has there (taxonomy.choose_sense).

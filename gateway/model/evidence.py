@@ -13,10 +13,12 @@ over its distinct terms. Dependence between clues makes the sum over-count
 estimate of what a reader can infer it errs on the side of privacy. Only
 clues that point towards c are summed: a reader is free to ignore the rest.
 
-A clue counts when K knows it (``min_support``) and its PMI alone is at least
-``evidence_floor`` of the way to the threshold: below that the smoothed PMI
-of a common word is within the noise of K's counts, and hundreds of such
-near-zeros, over-counted, would say more about the sum than about c.
+A clue counts when K attests its association as it must know a term: at
+least ``min_support`` paragraphs hold it together with c (one chance
+co-occurrence of a common word with a rare c is noise, and a paragraph holds
+dozens of words); and when its PMI alone is at least ``evidence_floor`` of
+the way to the threshold: below that, hundreds of near-zeros, over-counted,
+would say more about the sum than about c.
 
 A unit is a paragraph (a line, as K's own paragraphs are, and the passages a
 reader takes in at once). With a stream's memory, the clues earlier messages
@@ -62,6 +64,7 @@ class Accumulator:
     def __init__(self, measure: Measure, generalizer: Generalizer) -> None:
         self.measure = measure
         self.generalizer = generalizer
+        self.support = measure.estimator.min_support
         self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(200_000)
 
     def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
@@ -77,9 +80,10 @@ class Accumulator:
         out: list[float] = []
         for e in entities:
             n_ct = m.count(canon((keys, e.keys)))
-            # A weak clue's association must rest on as many documents as a group's does: a few chance
-            # co-occurrences of a common word with a rare c, summed over a paragraph, are noise.
-            attested = n_ct >= m.estimator.group_min_support
+            # A clue's association with c must be attested as a term must be known to K (min_support
+            # paragraphs): one chance co-occurrence of a common word with a rare c, summed over a paragraph,
+            # is noise.
+            attested = n_ct >= self.support
             out.append(m.estimator.pmi(m.knowledge, e.n_docs, n_t, n_ct) if attested else 0.0)
         return tuple(out)
 

@@ -11,8 +11,10 @@ memory only ever makes a later message stricter.
 
 What a message discloses is what its output says, not what it was: the
 terms of the sanitized text that could still take part in a group (known to
-K, and at least ``group_floor`` of the way to the threshold on their own).
-The rest can never make a group risky, and is not worth keeping.
+K, and at least ``group_floor`` of the way to the threshold on their own) or
+count as a clue towards a later paragraph's evidence (``evidence_floor``,
+evidence.py). The rest can never make a group risky nor add to a sum, and is
+not worth keeping.
 """
 
 from __future__ import annotations

@@ -244,7 +244,7 @@ class CleanTextFilter:
                 n_t = df[a].astype(np.float64)
                 with np.errstate(divide="ignore"):
                     pmi = np.log(((counts[a].astype(np.float64) + m * p_c) / (n_t + m)) / p_c)
-                attested = counts[a] >= self._estimator.group_min_support
+                attested = counts[a] >= self._estimator.min_support
                 keep = (n_t >= self._estimator.min_support) & attested & (pmi > 0) & (pmi >= floor)
                 return dict(zip(a[keep].tolist(), pmi[keep].tolist(), strict=True))
 

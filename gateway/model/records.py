@@ -41,6 +41,8 @@ class SanitizePolicy:
     memory_candidates: int = 12
     evidence_budget: float = 1.0
     evidence_floor: float = 0.2
+    # Ranks and exact quantities in a paragraph that names c are coarsened (facts.py).
+    coarsen_facts: bool = True
     unknown: UnknownTerms = "context"
     allow: frozenset[str] = frozenset()
     deny: frozenset[str] = frozenset()
