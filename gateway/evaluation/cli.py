@@ -47,6 +47,8 @@ def add_parser(sub: Any) -> None:
                         help="a paragraph's summed clues may reach this many times IC(c)/alpha (0: off)")  # fmt: skip
     common.add_argument("--evidence-floor", type=float, default=0.2,
                         help="a clue counts from this share of the threshold on its own")  # fmt: skip
+    common.add_argument("--no-facts", action="store_true",
+                        help="keep ranks and exact counts where c is named (coarsen_facts = false)")  # fmt: skip
     common.add_argument("--unknown", choices=("context", "keep", "redact"), default="context",
                         help="terms K has too few counts for")  # fmt: skip
     common.add_argument("--prior-weight", type=float, default=DEFAULT_PRIOR_WEIGHT, help="smoothing of small counts")
@@ -143,6 +145,7 @@ def run(args: argparse.Namespace) -> int:
         report = evaluate(engine, docs, args.alpha, dataset=name, attackers=attackers, progress=bar.update,
                           max_group=args.max_group, unknown=args.unknown, analyzer=analyzer,
                           evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
+                          coarsen_facts=not args.no_facts,
                           model=not args.no_model, identifiers=kinds, kinds_name=args.identifiers or "")  # fmt: skip
     out = args.out or Path("eval-out") / name
     written = write(report, out, with_plots=not args.no_plots)
@@ -184,7 +187,8 @@ def _threads(args: argparse.Namespace) -> int:
     with tqdm(total=2 * len(docs), unit=" thread", desc="eval threads", file=sys.stderr) as bar:
         report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attacker=attacker,
                                   progress=bar.update, max_group=args.max_group, unknown=args.unknown,
-                                  evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor)  # fmt: skip
+                                  evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
+                                  coarsen_facts=not args.no_facts)  # fmt: skip
     out = args.out or Path("eval-out") / "threads"
     out.mkdir(parents=True, exist_ok=True)
     text = threads_markdown(report)
