@@ -23,7 +23,7 @@ def test_ranks_and_counts_are_coarsened_where_c_is_named(engine: Engine) -> None
     first, second = r.text.split("\n")
     assert "Ohio" not in first
     assert "11,799,448" not in first and "about 10,000,000" in first
-    assert "seventh" not in first and "one of the most populous" in first
+    assert "seventh" not in first and "one of the most " in first  # "populous" itself may be generalized
     assert "34th" not in first and "one of the largest by area" in first
     assert "about 900,000" in first and "2020" in first  # a year dates, it does not count
     # A paragraph that does not name c keeps its facts: they are not about c.
