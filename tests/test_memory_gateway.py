@@ -36,6 +36,8 @@ def _config(tmp: Path, port: int, days: float) -> Config:
     return config_for(tmp, upstream_port=port, policies=f"""
 [policies.medical]
 entities = ["HIV"]
+# the groups' memory alone; the evidence a stream sums is tests/test_evidence.py's
+evidence_budget = 0
 alpha = 1.5
 stream_memory_days = {days}
 

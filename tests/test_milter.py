@@ -106,9 +106,12 @@ hold = "{hold}"
 path = "{root}/store.db"
 [policies.medical]
 entities = ["HIV"]
+# the plumbing, not the model: terms and groups only (tests/test_evidence.py has the evidence)
+evidence_budget = 0
 alpha = 1.5
 [policies.strict]
 entities = ["HIV"]
+evidence_budget = 0
 alpha = 1.5
 on_failure = "reject"
 [[senders]]

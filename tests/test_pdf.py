@@ -30,7 +30,10 @@ from gateway.model.records import SanitizePolicy
 
 POPPLER = shutil.which("pdftoppm") is not None
 needs_poppler = pytest.mark.skipif(not POPPLER, reason="poppler-utils is not installed (.ci/run installs it)")
-HIV_LA = [SanitizePolicy(entities=("HIV", "Los Angeles"), alpha=1.5)]
+# These test the PDF path, not the model: terms and groups only (the summed evidence is test_evidence.py's).
+HIV_LA = [SanitizePolicy(entities=("HIV", "Los Angeles"), alpha=1.5, evidence_budget=0)]
+HIV_ONLY = [SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=0)]
+TB_ONLY = [SanitizePolicy(entities=("tuberculosis",), alpha=1.5, evidence_budget=0)]
 HIV_WORDS = re.compile(r"(?<![a-z])hiv(?![a-z])|los\s*angeles", re.IGNORECASE)
 
 
@@ -142,7 +145,7 @@ def test_a_clinic_report_comes_back_looking_like_the_report_that_was_sent(
 @needs_poppler
 def test_a_replacement_across_a_line_end_is_not_held(engine: Engine, tmp_path: Path) -> None:
     letter = referral_letter()
-    policies = [SanitizePolicy(entities=("tuberculosis",), alpha=1.5)]
+    policies = [SanitizePolicy(entities=("tuberculosis",), alpha=1.5, evidence_budget=0)]
     outcome = process(letter, engine=engine, policies=policies, name="letter.pdf")
     text = poppler("pdftotext", outcome.data, tmp_path)
     assert "tuberculosis" not in text.lower() and "Mr Brown" in text
@@ -242,7 +245,7 @@ def test_metadata_annotations_links_bookmarks_fields_and_files_are_sanitized_or_
     data = _everything_but_the_page_says_hiv()
     hiv = re.compile(r"(?<![a-z])hiv(?![a-z])", re.IGNORECASE)
     assert len(traces(data, hiv)) > 8
-    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="m.pdf")
+    outcome = process(data, engine=engine, policies=HIV_ONLY, name="m.pdf")
     assert traces(outcome.data, hiv) == []
     removed = " ".join(n.reason for n in outcome.notes)
     assert "JavaScript" in removed and "embedded files" in removed
@@ -256,7 +259,7 @@ def test_metadata_annotations_links_bookmarks_fields_and_files_are_sanitized_or_
 
 def test_a_clean_pdf_with_nothing_unread_passes_byte_for_byte(engine: Engine) -> None:
     data = referral_letter()
-    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="l.pdf")
+    outcome = process(data, engine=engine, policies=HIV_ONLY, name="l.pdf")
     assert not outcome.changed and not outcome.notes and outcome.data == data
 
 
@@ -296,7 +299,7 @@ def test_earlier_revisions_and_orphan_objects_do_not_leave(engine: Engine) -> No
     assert hiv.search(data.decode("latin-1"))
     with pikepdf.open(io.BytesIO(data)) as doc:
         assert str(doc.docinfo["/Title"]) == "Minutes"  # a reader sees only the last revision
-    outcome = process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="r.pdf")
+    outcome = process(data, engine=engine, policies=HIV_ONLY, name="r.pdf")
     reasons = " ".join(n.reason for n in outcome.notes)
     assert "earlier revisions" in reasons and "nothing in the document refers to" in reasons
     assert traces(outcome.data, hiv) == [] and outcome.data.count(b"%%EOF") == 1
@@ -372,9 +375,7 @@ def test_page_labels_and_tagged_structure_text_are_read(engine: Engine) -> None:
         buf = io.BytesIO()
         doc.save(buf)
     hiv = re.compile(r"(?<![a-z])hiv(?![a-z])", re.IGNORECASE)
-    outcome = process(
-        buf.getvalue(), engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="p.pdf"
-    )
+    outcome = process(buf.getvalue(), engine=engine, policies=HIV_ONLY, name="p.pdf")
     assert outcome.changed and traces(outcome.data, hiv) == []
 
 
@@ -388,9 +389,7 @@ def test_a_word_hyphenated_at_a_line_end_is_read_whole(engine: Engine, tmp_path:
         pdf.cell(0, 15, line, new_x="LMARGIN", new_y="NEXT")
     data = bytes(pdf.output())
     assert "tuberculosis in 2019" in extract_pdf(data, part="h", limits=Limits()).text
-    outcome = process(
-        data, engine=engine, policies=[SanitizePolicy(entities=("tuberculosis",), alpha=1.5)], name="h.pdf"
-    )
+    outcome = process(data, engine=engine, policies=TB_ONLY, name="h.pdf")
     text = poppler("pdftotext", outcome.data, tmp_path)
     assert "tuber" not in text and "culosis" not in text and "persistent cough" in text
 
@@ -424,9 +423,7 @@ def test_xmp_with_undeclared_prefixes_is_read_not_dropped(engine: Engine) -> Non
         '<rdf:Description xmlns:dc="http://purl.org/dc/elements/1.1/">'
         "<dc:subject>HIV results</dc:subject></rdf:Description>"
     )
-    outcome = process(
-        bytes(pdf.output()), engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="x.pdf"
-    )
+    outcome = process(bytes(pdf.output()), engine=engine, policies=HIV_ONLY, name="x.pdf")
     assert outcome.changed and not outcome.notes
     with pikepdf.open(io.BytesIO(outcome.data)) as doc:
         xmp = doc.Root.Metadata.read_bytes().decode()

@@ -180,6 +180,8 @@ relay = "127.0.0.1:{reinject}"
 path = "{root}/store.db"
 [policies.medical]
 entities = ["HIV"]
+# the plumbing, not the model: terms and groups only (tests/test_evidence.py has the evidence)
+evidence_budget = 0
 alpha = 1.5
 [[senders]]
 match = "default"
