@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -148,3 +149,24 @@ def test_the_thread_is_read_from_the_header_block_alone(end: bytes) -> None:
     assert header_block(data).startswith(head) and len(header_block(data)) <= len(head) + 1
     assert (thread_of(data).mail_id, thread_of(data).root) == ("<c@x>", "<a@x>")
     assert header_block(b"Subject: no body") == b"Subject: no body"
+
+
+def test_the_memory_reads_a_clean_output_without_tokenizing_it_again(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gateway.model.engine as engine_module
+
+    calls: list[str] = []
+    extract = engine_module.extract_terms
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(text)
+        return extract(text, *args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "extract_terms", counting)
+    text = "The weather was fine and the meeting about the garden budget ended early."
+    result = engine.sanitize(text, HIV)
+    assert result.text == text and not result.decisions
+    read = disclosed_terms(engine, result.text, HIV)
+    assert calls == [text]  # the fast path's read, reused by the memory's
+    assert read == disclosed_terms(engine, text + " ", HIV)  # and what a fresh read gives

@@ -156,12 +156,16 @@ class Engine:
         """
         phrases = self._phrases if policy is None else self._phrases_for(policy, entities)
         acronyms = frozenset(k for e in entities for k in e.acronyms)
-        if memo is not None:
-            tokens, occs = memo.lines.terms(text)
-            return tokens, self._acronyms_only(tokens, occs, acronyms)
-        # The fast path and the first round read the same text, and the memory reads the output the last round
-        # read, after the pipeline's check read the rebuilt content: the last two texts, each tokenized once.
         recent = self._recent_terms  # replaced whole, never changed in place: safe to read from any thread
+        if memo is not None:
+            whole = memo.lines.empty
+            tokens, occs = memo.lines.terms(text)
+            occs = self._acronyms_only(tokens, occs, acronyms)
+            if whole:  # read as below: the memory's read of a clean text's output (the same text) reuses it
+                self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
+            return tokens, occs
+        # The memory reads the output after the pipeline's check read the rebuilt content (an equal text on
+        # CRLF mail), or, for a clean text, the text the fast path read: the last two texts, each tokenized once.
         for seen, seen_phrases, seen_acronyms, found in recent:
             if seen_phrases is phrases and seen_acronyms == acronyms and seen == text:
                 return found

@@ -47,6 +47,11 @@ class LineTerms:
         self._last: tuple[str, list[Token], list[TermOccurrence]] | None = None
         self.lines_extracted = 0  # lines tokenized after the first version (for benchmarks and tests)
 
+    @property
+    def empty(self) -> bool:
+        """No version read yet: the next is read whole, as ``extract`` reads it."""
+        return self._last is None
+
     def terms(self, text: str) -> Terms:
         last = self._last
         if last is not None and last[0] is text:
