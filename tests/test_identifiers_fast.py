@@ -116,3 +116,19 @@ def test_a_replaced_value_in_another_case_keeps_the_engine_on_its_fast_path(engi
 @pytest.fixture(scope="module")
 def analyzer(wordnet: WordNet) -> Analyzer:
     return Analyzer(lexicon=WordNetLexicon(wordnet))
+
+
+@pytest.mark.parametrize(
+    ("text", "person"),
+    [
+        ("Mozilla/5.0 (X11; rv:102.0) Gecko/20100101 Thunderbird/102.11.0", None),
+        ("R_DKIM_ALLOW(-0.20)[ettus.com:s=default]; MIME_GOOD(-0.10)", None),
+        ("bh=Zf+Qq9xw=; b=Kx+Wv", None),
+        ("Regards,\nAlice Walker", "Alice Walker"),
+        ("Please call Mary Jones/Dr. Patel tomorrow.", "Mary Jones"),
+    ],
+)
+# Header values are read as text (issue 11): a product, a constant or base64 in one is not a person.
+def test_a_capital_inside_a_machine_token_is_no_name(analyzer: Analyzer, text: str, person: str | None) -> None:
+    people = [f.text for f in analyzer.analyze(text, ["PERSON"])]
+    assert people == ([person] if person else []) or (person is not None and person in people)

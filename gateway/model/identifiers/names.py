@@ -83,6 +83,20 @@ _CONNECTOR_GAP = re.compile(
 )
 
 
+_CODE_CHARS = frozenset("_0123456789")
+_GLUE = frozenset("=+")
+
+
+def _opaque(text: str, start: int, end: int) -> bool:
+    """A capital inside a machine token: a constant or version ("R_DKIM_ALLOW", "X11"), a product and its version
+    ("Mozilla/5.0"), a run of base64 ("bh=Zf+Qq"). Mail headers are full of them and no person is written so."""
+    if not _CODE_CHARS.isdisjoint(text[start:end]):
+        return True
+    before = text[start - 1] if start else ""
+    after, then = text[end : end + 1], text[end + 1 : end + 2]
+    return before in _GLUE or (after in _GLUE and then.isalnum()) or (after == "/" and then.isdigit())
+
+
 class _Tok:
     """A word of a capitalised run; what the judge asks of it is computed once."""
 
@@ -176,7 +190,11 @@ class NameRecognizer:
         if _shouting(text):
             return ()
         # Only capitalised words can start or carry a name: the rest of the text is never tokenized.
-        caps = [_Tok(m.group(), m.start(), m.end()) for m in _CAP.finditer(text) if m.group()[0].isupper()]
+        caps = [
+            _Tok(m.group(), m.start(), m.end())
+            for m in _CAP.finditer(text)
+            if m.group()[0].isupper() and not _opaque(text, m.start(), m.end())
+        ]
         found: list[Finding] = []
         i = 0
         n = len(caps)
