@@ -8,12 +8,11 @@ import random
 import re
 import subprocess
 import sys
-import tarfile
 from dataclasses import asdict
-from email import message_from_bytes, policy
 from pathlib import Path
 
 import pytest
+from archive import ARCHIVE, archive_texts
 
 from gateway.evaluation.datasets import read_topics, topic_documents
 from gateway.model.engine import Engine
@@ -23,29 +22,12 @@ from gateway.model.terms import extract_terms
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
-ARCHIVE = SHARED / "samples/loadtest/usrp-users_lists.ettus.com_eml.tar.xz"
 CORPUS = SHARED / "corpora/wikipedia-20k.jsonl.xz"
 TAB = SHARED / "eval-dev/tab/tab-dev.jsonl"
 
 
 def _archive_texts(n: int) -> list[str]:
-    out: list[str] = []
-    with tarfile.open(ARCHIVE) as tar:
-        for member in tar:
-            f = tar.extractfile(member) if member.isfile() else None
-            if f is None:
-                continue
-            msg = message_from_bytes(f.read(), policy=policy.default)
-            body = msg.get_body(("plain",)) if hasattr(msg, "get_body") else None
-            try:
-                text = body.get_content() if body is not None else ""
-            except (LookupError, ValueError):
-                continue
-            if text.strip():
-                out.append(f"{msg.get('Subject', '')}\n\n{text}"[:5000])
-            if len(out) >= n:
-                break
-    return out
+    return archive_texts(n, chars=5000)
 
 
 @pytest.fixture(scope="module")

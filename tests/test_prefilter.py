@@ -3,19 +3,15 @@
 from __future__ import annotations
 
 import random
-import tarfile
 from dataclasses import replace
-from email import message_from_bytes, policy
-from pathlib import Path
 
 import pytest
+from archive import ARCHIVE, archive_texts
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gateway.model.engine import Engine
 from gateway.model.records import SanitizePolicy
-
-ARCHIVE = Path(__file__).resolve().parents[1].parent / "shared/samples/loadtest/usrp-users_lists.ettus.com_eml.tar.xz"
 
 POLICIES = [
     SanitizePolicy(entities=("HIV", "sexually transmitted disease", "substance abuse"), alpha=1.5),
@@ -51,23 +47,7 @@ def _fast_says_clean(engine: Engine, text: str, p: SanitizePolicy, disclosed: tu
 
 
 def _archive_texts(n: int) -> list[str]:
-    out: list[str] = []
-    with tarfile.open(ARCHIVE) as tar:
-        for member in tar:
-            f = tar.extractfile(member) if member.isfile() else None
-            if f is None:
-                continue
-            msg = message_from_bytes(f.read(), policy=policy.default)
-            body = msg.get_body(("plain",)) if hasattr(msg, "get_body") else None
-            try:
-                text = body.get_content() if body is not None else ""
-            except (LookupError, ValueError):
-                continue
-            if text.strip():
-                out.append(f"{msg.get('Subject', '')}\n\n{text}"[:6000])
-            if len(out) >= n:
-                break
-    return out
+    return archive_texts(n, chars=6000)
 
 
 @pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
