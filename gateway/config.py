@@ -348,7 +348,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                 mode=r.get(p, prefix, "mode", str, "generalize"),
                 unknown=r.get(p, prefix, "unknown_terms", str, "context"),
                 max_group=r.get(p, prefix, "max_group", int, 3),
-                evidence_budget=float(r.get(p, prefix, "evidence_budget", (int, float), 1.0)),
+                evidence_budget=float(r.get(p, prefix, "evidence_budget", (int, float), 2.0)),
                 evidence_floor=float(r.get(p, prefix, "evidence_floor", (int, float), 0.2)),
                 coarsen_facts=r.get(p, prefix, "coarsen_facts", bool, True),
                 allow=frozenset(r.get(p, prefix, "allow", list, [])),

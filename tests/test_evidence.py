@@ -13,7 +13,7 @@ from gateway.errors import ConfigError
 from gateway.model.engine import Engine
 from gateway.model.records import SanitizePolicy
 
-HIV = SanitizePolicy(entities=("HIV",), alpha=1.5)
+HIV = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=1.0)  # the paper's own line; the default is 2
 # No term of it reaches the line alone, and no pair or triple does; summed, they do.
 CLUES = "The virus test came back positive last week."
 PLAIN = "The weather was fine and the meeting ended early."
@@ -92,3 +92,20 @@ def test_the_evidence_policy_is_validated_and_configured() -> None:
     text = '[policies.p]\nentities = ["HIV"]\nevidence_budget = 1.5\nevidence_floor = 0.3\n'
     cfg = parse_config(text, source="t.toml", base=Path())
     assert (cfg.policies["p"].sanitize.evidence_budget, cfg.policies["p"].sanitize.evidence_floor) == (1.5, 0.3)
+
+
+def test_only_the_riskiest_remembered_clues_count(engine: Engine) -> None:
+    # A busy stream remembers hundreds of everyday words; summed without a bound they would reach any budget.
+    policy = SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0, memory_candidates=2)
+    text = "Her test came back positive, and the clinic called about the treatment."
+    remembered = ("virus", "immune", "blood", "infection", "transmission", "patient", "drug", "sexual")
+    ranked = sorted(
+        (w for w in remembered if _clue(engine, w, policy) > 0), key=lambda w: (-_clue(engine, w, policy), w)
+    )
+    r = engine.sanitize(text, policy, disclosed=remembered)
+    assert r.text == engine.sanitize(text, policy, disclosed=remembered[::-1]).text  # not the memory's order
+    earlier = {e for d in r.decisions if d.reason == "stream-evidence" for e in d.earlier}
+    assert earlier and earlier <= set(ranked[:2])
+    unbounded = engine.sanitize(text, replace(policy, memory_candidates=len(remembered)), disclosed=remembered)
+    # A stream-evidence decision records the paragraph's sum as its PMI: every remembered clue adds to it.
+    assert max(d.pmi for d in unbounded.decisions) > max(d.pmi for d in r.decisions)

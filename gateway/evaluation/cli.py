@@ -43,7 +43,7 @@ def add_parser(sub: Any) -> None:
     common.add_argument(
         "--max-group", type=int, default=3, help="largest term group judged (1: the paper's Algorithm 1)"
     )
-    common.add_argument("--evidence-budget", type=float, default=1.0,
+    common.add_argument("--evidence-budget", type=float, default=2.0,
                         help="a paragraph's summed clues may reach this many times IC(c)/alpha (0: off)")  # fmt: skip
     common.add_argument("--evidence-floor", type=float, default=0.2,
                         help="a clue counts from this share of the threshold on its own")  # fmt: skip

@@ -117,16 +117,20 @@ class Accumulator:
         for key, occs in by_key.items():
             for p in {paragraph(o.start) for o in occs}:
                 paragraphs.setdefault(p, []).append(key)
-        budgets = [policy.evidence_budget * e.ic / policy.alpha for e in entities]
         allow = {self.generalizer.key(t) for t in policy.allow}
         names = {k for e in entities for k in e.keys}
-        earlier: dict[str, tuple[float, ...]] = {}
+        budgets = [policy.evidence_budget * e.ic / policy.alpha for e in entities]
+        remembered: list[tuple[float, str, tuple[float, ...]]] = []
         for key in disclosed:
             if key in by_key or key in allow or key in names:
                 continue
             c = self.clue(frozenset({key}), entities, policy)
             if any(c):
-                earlier[key] = c
+                remembered.append((-max(x / b for x, b in zip(c, budgets, strict=True)), key, c))
+        # The riskiest remembered clues only, as many as a sentence's groups may join (memory_candidates): summed
+        # without a bound, a busy stream's everyday words (a radio list's "transmit", "receive") reach any budget
+        # after enough messages, and from then on every paragraph of the stream is rewritten.
+        earlier = {key: c for _r, key, c in sorted(remembered)[: policy.memory_candidates]}
         base = [sum(c[i] for c in earlier.values()) for i in range(len(entities))]
 
         def now(key: str) -> tuple[float, ...]:

@@ -217,7 +217,9 @@ class CleanTextFilter:
         """Is every paragraph's accumulated evidence below the budget? ``terms``: (key, paragraph).
 
         The engine's Accumulator sums the same clues (PMI >= evidence_floor of the threshold, known to K),
-        so the answer is exact; ``joined`` terms (a stream's memory) count towards every paragraph.
+        so the answer is exact; ``joined`` terms (a stream's memory) count towards every paragraph. The engine
+        sums only the first ``memory_candidates`` of them that are clues; all of them are summed here, which can
+        only send a text to the engine that it would have passed, never pass one it would change.
         """
         if policy.evidence_budget <= 0 or policy.mode == "redact":
             return True

@@ -39,7 +39,7 @@ class SanitizePolicy:
     group_candidates: int = 6
     group_floor: float = 0.4
     memory_candidates: int = 12
-    evidence_budget: float = 1.0
+    evidence_budget: float = 2.0
     evidence_floor: float = 0.2
     # Ranks and exact quantities in a paragraph that names c are coarsened (facts.py).
     coarsen_facts: bool = True
