@@ -72,9 +72,11 @@ def test_plain_text_has_no_evidence(engine: Engine) -> None:
 
 def test_what_a_stream_disclosed_counts_towards_the_next_message(engine: Engine) -> None:
     # Term by term and groups off: only the summed evidence, so what the memory adds is plain to see.
-    policy = SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0)
+    policy = SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0, stream_evidence=True)
     text = "Her test came back positive, and the clinic called about the treatment."
     assert not engine.sanitize(text, policy).decisions
+    # Off by default: the remembered clues then leave the paragraph's sum alone.
+    assert not engine.sanitize(text, replace(policy, stream_evidence=False), disclosed=("virus", "immune")).decisions
     r = engine.sanitize(text, policy, disclosed=("virus", "immune"))
     assert r.decisions
     for d in r.decisions:
@@ -96,7 +98,9 @@ def test_the_evidence_policy_is_validated_and_configured() -> None:
 
 def test_only_the_riskiest_remembered_clues_count(engine: Engine) -> None:
     # A busy stream remembers hundreds of everyday words; summed without a bound they would reach any budget.
-    policy = SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0, memory_candidates=2)
+    policy = SanitizePolicy(
+        entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0, memory_candidates=2, stream_evidence=True
+    )
     text = "Her test came back positive, and the clinic called about the treatment."
     remembered = ("virus", "immune", "blood", "infection", "transmission", "patient", "drug", "sexual")
     ranked = sorted(

@@ -20,7 +20,12 @@ POLICIES = [
     SanitizePolicy(entities=("Catholicism",), alpha=3.0, group_floor=0.2, allow=frozenset({"church"})),
     # Terms judged one by one, so that what the fast path must see is the paragraph's summed evidence.
     SanitizePolicy(
-        entities=("HIV", "substance abuse"), alpha=1.5, max_group=1, evidence_budget=0.6, evidence_floor=0.1
+        entities=("HIV", "substance abuse"),
+        alpha=1.5,
+        max_group=1,
+        evidence_budget=0.6,
+        evidence_floor=0.1,
+        stream_evidence=True,
     ),
 ]
 

@@ -325,7 +325,8 @@ class Engine:
         if not self._clean.is_clean(units, policy, entities, allow=allow, deny=stop, joined=disclosed):
             return None
         in_paragraphs = ((o.key, paragraph(o.start)) for o in occs)
-        if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=disclosed):
+        joined = disclosed if policy.stream_evidence else ()
+        if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=joined):
             return None
         # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.
         names = {k: e for e in entities for k in e.keys}
@@ -398,8 +399,9 @@ class Engine:
             self.detector.groups(RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
                                             redact=redact_all, remembered=remembered, memo=memo.groups))  # fmt: skip
         if policy.mode != "redact":  # weak clues that add up over a paragraph (evidence.py); it never redacts
+            stream = disclosed if policy.stream_evidence else ()
             self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
-                                 disclosed=disclosed, surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
+                                 disclosed=stream, surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
                 self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)

@@ -75,7 +75,8 @@ def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[
     _tokens, occs = engine.terms_of(text, entities, policy)
     scored: list[tuple[float, str]] = []
     # A clue the next message's paragraphs sum (evidence.py) counts from a lower floor than a group member.
-    floor = min(policy.group_floor, policy.evidence_floor) if policy.evidence_budget > 0 else policy.group_floor
+    evidence = policy.evidence_budget > 0 and policy.stream_evidence
+    floor = min(policy.group_floor, policy.evidence_floor) if evidence else policy.group_floor
     for key in dict.fromkeys(o.key for o in occs):
         if key in names or key in allow:
             continue

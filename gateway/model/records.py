@@ -41,6 +41,11 @@ class SanitizePolicy:
     memory_candidates: int = 12
     evidence_budget: float = 2.0
     evidence_floor: float = 0.2
+    # A stream's remembered clues join each paragraph's sum. Off by default: a 30-day list stream's riskiest
+    # clues reach the budget on their own (memory_candidates x evidence_floor > evidence_budget), so every later
+    # message of it was rewritten, for no gain on the threads evaluation (README, Memory). Groups across
+    # messages (the memory's own rule) do not depend on it.
+    stream_evidence: bool = False
     # Ranks and exact quantities in a paragraph that names c are coarsened (facts.py).
     coarsen_facts: bool = True
     unknown: UnknownTerms = "context"
