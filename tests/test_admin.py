@@ -318,32 +318,18 @@ def test_feedback_edits_the_policy_file_with_a_backup(
     alice = Client(admin.url)
     alice.login("alice")
     token = alice.csrf()
-    r = alice.post(
-        "/feedback",
-        {
-            "csrf": token,
-            "message_id": ids["held"],
-            "policy": "medical",
-            "term": "antiretroviral therapy",
-            "list": "deny",
-        },
-    )
-    assert r.status == 303
+
+    def feedback(listing: str) -> int:
+        form = {"csrf": token, "message_id": ids["held"], "policy": "medical", "term": "antiretroviral therapy"}
+        return alice.post("/feedback", {**form, "list": listing}).status
+
+    assert feedback("deny") == 303
     after = config_path.read_text()
     assert "this comment must survive" in after and "# strictness" in after
     assert load_config(config_path).policies["medical"].sanitize.deny == frozenset({"antiretroviral therapy"})
     (backup,) = config_path.parent.glob("sanigate.toml.*.bak")
     assert backup.read_text() == before
-    r = alice.post(
-        "/feedback",
-        {
-            "csrf": token,
-            "message_id": ids["held"],
-            "policy": "medical",
-            "term": "antiretroviral therapy",
-            "list": "allow",
-        },
-    )
+    assert feedback("allow") == 303
     policy = load_config(config_path).policies["medical"].sanitize
     assert policy.allow == frozenset({"antiretroviral therapy"}) and policy.deny == frozenset()
     r = alice.post(

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_postfix import MAIN, MASTER, NOBODY, ROOT, Postfix, free_port, gateway_config, wait_for
+from test_postfix import ROOT, Postfix, free_port, gateway_config, wait_for
 from test_serve import Server
 
 pytestmark = pytest.mark.skipif(
@@ -35,48 +35,6 @@ ENCRYPTED = (
     b'Content-Type: application/pkcs7-mime; smime-type=enveloped-data; name="smime.p7m"\r\n'
     b"Content-Transfer-Encoding: base64\r\n\r\nMIIBAAYJKoZIhvcNAQcDoIIB8TCCAe0CAQAxggGQ\r\n"
 )
-
-
-class MilterPostfix:
-    def __init__(self, root: Path, milter_port: int) -> None:
-        self.root = root
-        self.etc = root / "etc"
-        self.smtp_port = free_port()
-        self.etc.mkdir(parents=True)
-        for sub in ("queue", "data", "mail"):
-            (root / sub).mkdir()
-        shutil.chown(root / "data", "postfix")
-        os.chown(root / "mail", NOBODY, NOBODY)
-        fragment = (ROOT / "config/postfix/milter.main.cf.fragment").read_text()
-        main = MAIN.format(root=root, nobody=NOBODY) + fragment.replace("127.0.0.1:8894", f"127.0.0.1:{milter_port}")
-        (self.etc / "main.cf").write_text(main)
-        (self.etc / "master.cf").write_text(MASTER.format(smtp_port=f"127.0.0.1:{self.smtp_port}"))
-        self.postfix("check")
-        self.postfix("start")
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                smtplib.SMTP("127.0.0.1", self.smtp_port, timeout=1).quit()
-                return
-            except OSError:
-                time.sleep(0.2)
-        raise AssertionError("postfix did not start")
-
-    def postfix(self, *args: str) -> str:
-        proc = subprocess.run(["postfix", "-c", str(self.etc), *args], capture_output=True, text=True, timeout=60)
-        assert proc.returncode == 0, proc.stderr
-        return proc.stdout
-
-    def log(self) -> str:
-        f = self.root / "maillog"
-        return f.read_text(errors="replace") if f.exists() else ""
-
-    def delivered(self) -> list[Path]:
-        new = self.root / "mail" / "a" / "new"
-        return sorted(new.iterdir(), key=lambda p: p.stat().st_mtime_ns) if new.exists() else []
-
-    def held(self) -> int:
-        return sum(1 for p in (self.root / "queue" / "hold").rglob("*") if p.is_file())
 
 
 def note(subject: str, body: str) -> bytes:
@@ -129,7 +87,7 @@ def test_milter_with_postfix_end_to_end(root: Path) -> None:
     cfg = milter_config(root, port, "store")
     gateway = Server(cfg, root, command="milter")
     try:
-        pf = MilterPostfix(root, port)
+        pf = Postfix.with_milter(root, port)
         with smtplib.SMTP("127.0.0.1", pf.smtp_port, timeout=60) as client:  # two messages, one session
             client.sendmail(
                 "doctor@sanigate.test",
@@ -214,7 +172,7 @@ def test_a_signing_milter_on_the_reinjection_smtpd_needs_the_documented_variant(
     content_filter = gateway_config(root, gw_port, reinject)
     gateway, stand_in = Server(content_filter, root), Server(signer, signer_dir, command="milter")
     try:
-        pf = Postfix(root, gw_port, reinject, master_fragment=master)
+        pf = Postfix.content_filter(root, gw_port, reinject, master_fragment=master)
         pf.submit("The patient had an HIV test.")
         wait_for(lambda: len(pf.delivered()) == 1, 60, "the delivery", pf)  # type: ignore[arg-type]
         mail = email.message_from_bytes(pf.delivered()[0].read_bytes(), policy=email.policy.default)

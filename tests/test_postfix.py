@@ -93,9 +93,9 @@ def free_port() -> int:
 
 
 class Postfix:
-    def __init__(
-        self, root: Path, gateway_port: int, reinject_port: int, *, master_fragment: str | None = None
-    ) -> None:
+    """A private Postfix instance under `root`, its own queue, config and SMTP port on loopback."""
+
+    def __init__(self, root: Path, *, main_fragment: str, master_fragment: str = "") -> None:
         self.root = root
         self.etc = root / "etc"
         self.smtp_port = free_port()
@@ -104,17 +104,8 @@ class Postfix:
             (root / sub).mkdir()
         shutil.chown(root / "data", "postfix")
         os.chown(root / "mail", NOBODY, NOBODY)
-        main = MAIN.format(root=root, nobody=NOBODY)
-        main += (
-            (ROOT / "config/postfix/main.cf.fragment")
-            .read_text()
-            .replace("[127.0.0.1]:10025", f"[127.0.0.1]:{gateway_port}")
-        )
-        master = MASTER.format(smtp_port=f"127.0.0.1:{self.smtp_port}")
-        fragment = master_fragment or (ROOT / "config/postfix/master.cf.fragment").read_text()
-        master += fragment.replace("127.0.0.1:10026", f"127.0.0.1:{reinject_port}")
-        (self.etc / "main.cf").write_text(main)
-        (self.etc / "master.cf").write_text(master)
+        (self.etc / "main.cf").write_text(MAIN.format(root=root, nobody=NOBODY) + main_fragment)
+        (self.etc / "master.cf").write_text(MASTER.format(smtp_port=f"127.0.0.1:{self.smtp_port}") + master_fragment)
         self.postfix("check")
         self.postfix("start")
         deadline = time.time() + 30
@@ -125,6 +116,24 @@ class Postfix:
             except OSError:
                 time.sleep(0.2)
         raise AssertionError(f"postfix did not start: {self.log()}")
+
+    @classmethod
+    def content_filter(
+        cls, root: Path, gateway_port: int, reinject_port: int, *, master_fragment: str | None = None
+    ) -> Postfix:
+        """Postfix with sanigate as its after-queue content filter, as config/postfix/ documents it."""
+        main = (ROOT / "config/postfix/main.cf.fragment").read_text()
+        master = master_fragment or (ROOT / "config/postfix/master.cf.fragment").read_text()
+        return cls(
+            root,
+            main_fragment=main.replace("[127.0.0.1]:10025", f"[127.0.0.1]:{gateway_port}"),
+            master_fragment=master.replace("127.0.0.1:10026", f"127.0.0.1:{reinject_port}"),
+        )
+
+    @classmethod
+    def with_milter(cls, root: Path, milter_port: int) -> Postfix:
+        main = (ROOT / "config/postfix/milter.main.cf.fragment").read_text()
+        return cls(root, main_fragment=main.replace("127.0.0.1:8894", f"127.0.0.1:{milter_port}"))
 
     def postfix(self, *args: str) -> str:
         proc = subprocess.run(["postfix", "-c", str(self.etc), *args], capture_output=True, text=True, timeout=60)
@@ -137,11 +146,14 @@ class Postfix:
 
     def delivered(self) -> list[Path]:
         new = self.root / "mail" / "a" / "new"
-        return sorted(new.iterdir()) if new.exists() else []
+        return sorted(new.iterdir(), key=lambda p: p.stat().st_mtime_ns) if new.exists() else []
 
     def queued(self) -> int:
         return sum(1 for sub in ("incoming", "active", "deferred") for p in (self.root / "queue" / sub).rglob("*")
                    if p.is_file())  # fmt: skip
+
+    def held(self) -> int:
+        return sum(1 for p in (self.root / "queue" / "hold").rglob("*") if p.is_file())
 
     def submit(self, body: str) -> None:
         msg = (f"From: doctor@sanigate.test\r\nTo: a@example.test\r\nSubject: results\r\n\r\n{body}\r\n").encode()
@@ -195,7 +207,7 @@ def test_postfix_content_filter_end_to_end(root: Path) -> None:
     cfg = gateway_config(root, gw_port, reinject)
     gateway = Server(cfg, root)
     try:
-        pf = Postfix(root, gw_port, reinject)
+        pf = Postfix.content_filter(root, gw_port, reinject)
         pf.submit("The patient had an HIV test and started antiretroviral therapy.")
         wait_for(lambda: len(pf.delivered()) == 1, 60, "the sanitized delivery", pf)
         mail = pf.delivered()[0].read_bytes()

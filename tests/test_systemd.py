@@ -103,6 +103,21 @@ def _stop(proc: subprocess.Popen[bytes], notify: NotifySocket) -> None:
     assert proc.wait(60) in (0, -signal.SIGTERM)  # uvicorn ends by re-raising SIGTERM; systemd counts it clean
 
 
+def _reload_then_stop(proc: subprocess.Popen[bytes], notify: NotifySocket, port: int, ready_seconds: float) -> None:
+    """SIGHUP: RELOADING=1, then READY=1 again with the port still answering; then a clean stop."""
+    proc.send_signal(signal.SIGHUP)
+    notify.wait_for("RELOADING=1", 30)
+    notify.wait_for("READY=1", ready_seconds)
+    assert proc.poll() is None and _answers(port)
+    _stop(proc, notify)
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
 @pytest.mark.parametrize("command", ["serve", "milter"])
 def test_ready_once_listening_and_reload_on_sighup(command: str, tmp_path: Path, notify: NotifySocket) -> None:
     port = free_port()
@@ -116,15 +131,9 @@ def test_ready_once_listening_and_reload_on_sighup(command: str, tmp_path: Path,
         ready = notify.wait_for("READY=1")
         assert _answers(port)  # readiness comes after the workers answered and the port is bound
         assert any(f.startswith("STATUS=") and str(port) in f for f in ready)
-        proc.send_signal(signal.SIGHUP)
-        notify.wait_for("RELOADING=1", 30)
-        notify.wait_for("READY=1", 60)
-        assert proc.poll() is None and _answers(port)
-        _stop(proc, notify)
+        _reload_then_stop(proc, notify, port, 60)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _kill(proc)
 
 
 def test_admin_ready_and_reload(tmp_path: Path, notify: NotifySocket) -> None:
@@ -135,15 +144,9 @@ def test_admin_ready_and_reload(tmp_path: Path, notify: NotifySocket) -> None:
     try:
         notify.wait_for("READY=1", 60)
         assert _answers(port)
-        proc.send_signal(signal.SIGHUP)  # uvicorn leaves SIGHUP alone; sanigate re-reads its file
-        notify.wait_for("RELOADING=1", 30)
-        notify.wait_for("READY=1", 30)
-        assert proc.poll() is None and _answers(port)
-        _stop(proc, notify)
+        _reload_then_stop(proc, notify, port, 30)  # uvicorn leaves SIGHUP alone; sanigate re-reads its file
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        _kill(proc)
 
 
 def test_compose_file_is_consistent() -> None:
