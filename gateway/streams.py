@@ -83,7 +83,7 @@ def recall(
     found = store.recall(StreamQuery(policies=tuple(cutoff), sender=sender, recipients=tuple(recipients),
                                      thread=thread.root, since=min(cutoff.values())))  # fmt: skip
     return {
-        name: Memory(tuple(d for d in found if d.policy == name and d.at >= since)) for name, since in cutoff.items()
+        name: Memory.of(d for d in found if d.policy == name and d.at >= since) for name, since in cutoff.items()
     }
 
 

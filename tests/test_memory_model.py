@@ -59,7 +59,7 @@ def test_a_group_within_the_text_is_not_blamed_on_the_memory(engine: Engine) -> 
 
 
 def test_memory_sources_name_the_first_message_that_disclosed_a_term() -> None:
-    m = Memory((
+    m = Memory.of((
         Disclosure(message_id="m1", at=1.0, policy="p", sender="s", recipient="r", terms=("patient",)),
         Disclosure(message_id="m2", at=2.0, policy="p", sender="s", recipient="r", terms=("patient", "clinic")),
         Disclosure(message_id="m3", at=3.0, policy="p", sender="s", recipient="r", terms=("dose",)),

@@ -87,3 +87,53 @@ def test_disclosed_terms_are_sealed_with_the_store_key(tmp_path: Path, monkeypat
     with pytest.raises(Exception, match="encrypted at rest"):
         keyless.recall(_query())
     keyless.close()
+
+
+def test_recall_decodes_each_row_once_and_still_sees_every_change(make_store: MakeStore) -> None:  # noqa: F811
+    """Rows are kept decoded between recalls; another handle's new rows, expiry and purge still show at once."""
+    store, other = make_store(), make_store()  # two gateways of a fleet on one database
+    opened: list[bytes] = []
+    unseal = store._open
+
+    def counting(data: bytes | None, encrypted: int) -> bytes | None:
+        opened.append(bytes(data or b""))
+        return unseal(data, encrypted)
+
+    store._open = counting  # type: ignore[method-assign]
+    for i in range(5):
+        store.remember(message_id=f"m{i}", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                       disclosed={"medical": [f"term{i}", "patient"]})  # fmt: skip
+    assert [d.message_id for d in store.recall(_query())] == [f"m{i}" for i in range(5)]
+    assert len(opened) == 5
+    assert [d.terms for d in store.recall(_query())][4] == ("term4", "patient") and len(opened) == 5
+    other.remember(message_id="from-other", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["dose"]})  # fmt: skip
+    got = store.recall(_query())
+    assert [d.message_id for d in got][-1] == "from-other" and got[-1].terms == ("dose",) and len(opened) == 6
+    # Another gateway expires and purges: this one's kept rows do not bring them back.
+    assert other.expire_memory({"medical": got[3].at}) == 3
+    assert [d.message_id for d in store.recall(_query())] == ["m3", "m4", "from-other"]
+    other.purge(older_than=time.time() + 1, actor="test")
+    assert store.recall(_query()) == []
+    # An emptied SQLite table gives ids out again: a new row with an old id is read, not taken for the kept one.
+    store.remember(message_id="after", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["clinic"]})  # fmt: skip
+    assert [(d.message_id, d.terms) for d in store.recall(_query())] == [("after", ("clinic",))]
+    other.close()
+
+
+def test_the_kept_rows_are_bounded() -> None:
+    from gateway.model.memory import Disclosure
+    from gateway.store.disclosures import DisclosureCache
+
+    cache = DisclosureCache(max_rows=3)
+
+    def row(i: int) -> Disclosure:
+        return Disclosure(message_id=f"m{i}", at=float(i), policy="p", sender="s", recipient="r", terms=("t",))
+
+    for i in range(3):
+        cache.add((i, float(i)), row(i))
+    assert set(cache.known([(0, 0.0)])) == {(0, 0.0)}  # used: now the most recent
+    cache.add((3, 3.0), row(3))
+    assert len(cache) == 3 and set(cache.known([(i, float(i)) for i in range(4)])) == {(0, 0.0), (2, 2.0), (3, 3.0)}
+    assert cache.known([(0, 9.0)]) == {}  # the same id at another time is another row

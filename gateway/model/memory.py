@@ -19,8 +19,8 @@ not worth keeping.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gateway.model.records import SanitizePolicy
@@ -45,24 +45,33 @@ class Disclosure:
 
 @dataclass(frozen=True, slots=True)
 class Memory:
-    """Everything one policy remembers for a new message: the disclosures of its streams, oldest first."""
+    """Everything one policy remembers for a new message: each term its streams disclosed, with the
+    earlier message that disclosed it first, in the order of those first disclosures.
 
-    disclosures: tuple[Disclosure, ...] = ()
+    Only that reaches a worker (``of`` folds the disclosures): a list stream's hundreds of rows
+    repeat the same words, and the engine asks only which terms, and which message named each first.
+    """
+
+    first: Mapping[str, str] = field(default_factory=dict)  # term -> the message id that disclosed it first
+
+    @classmethod
+    def of(cls, disclosures: Iterable[Disclosure]) -> Memory:
+        """The memory of ``disclosures``, oldest first."""
+        first: dict[str, str] = {}
+        for d in disclosures:
+            for t in d.terms:
+                if t not in first:
+                    first[t] = d.message_id
+        return cls(first)
 
     @property
     def terms(self) -> frozenset[str]:
-        return frozenset(t for d in self.disclosures for t in d.terms)
+        return frozenset(self.first)
 
     def sources(self, terms: Iterable[str]) -> tuple[str, ...]:
         """The earlier messages that first disclosed ``terms``, oldest first, each once."""
         wanted = set(terms)
-        out: dict[str, None] = {}
-        for d in self.disclosures:
-            hit = wanted.intersection(d.terms)
-            if hit:
-                out[d.message_id] = None
-                wanted -= hit
-        return tuple(out)
+        return tuple(dict.fromkeys(m for t, m in self.first.items() if t in wanted))
 
 
 def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[str, ...]:
