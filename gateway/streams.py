@@ -82,9 +82,7 @@ def recall(
     cutoff = {p.name: now - p.stream_memory_days * DAY for p in on}
     found = store.recall(StreamQuery(policies=tuple(cutoff), sender=sender, recipients=tuple(recipients),
                                      thread=thread.root, since=min(cutoff.values())))  # fmt: skip
-    return {
-        name: Memory.of(d for d in found if d.policy == name and d.at >= since) for name, since in cutoff.items()
-    }
+    return {name: Memory.of(d for d in found if d.policy == name and d.at >= since) for name, since in cutoff.items()}
 
 
 def remember(
