@@ -103,3 +103,14 @@ _WORD_PLAIN = re.compile(
 def test_words_are_the_plain_rule(pieces: list[str]) -> None:
     text = "".join(pieces)
     assert [m.span() for m in _WORD.finditer(text)] == [m.span() for m in _WORD_PLAIN.finditer(text)]
+
+
+@given(st.lists(st.sampled_from(["A", "Z", "a", "z", "É", "é", "Ａ", "\u212a", "\ud800", "1", " ", "\n"]), max_size=40))
+@settings(max_examples=300)
+def test_shouting_is_the_plain_count(pieces: list[str]) -> None:
+    from gateway.model.engine import _is_shouting
+
+    text = "".join(pieces)
+    # As first written: the ASCII capitals and small letters, each found by a regular expression.
+    upper, lower = len(re.findall(r"[A-Z]", text)), len(re.findall(r"[a-z]", text))
+    assert _is_shouting(text) == (upper + lower >= 20 and upper > 0.9 * (upper + lower))

@@ -39,6 +39,7 @@ class Detector:
         self.measure = measure
         self.generalizer = generalizer
         self.key = key
+        self._memory_ratios = _RememberedRatios()
 
     def classify(
         self,
@@ -170,13 +171,19 @@ class Detector:
         """Disclosed keys that may join a group, as ``_group_members`` gives them: a term this text
         has itself is judged as this text's; at most ``memory_candidates`` of them, riskiest first."""
         allow = {self.key(t) for t in policy.allow}
+        ratios = self._memory_ratios.of(entities, policy.alpha)
+        floor = policy.group_floor
         cands: list[tuple[float, str]] = []
         for key in disclosed:
             if key in by_key or key in allow:
                 continue
-            v = self.measure.term(key, entities, policy.alpha)
-            if v.n >= self.measure.min_support and v.ratio >= policy.group_floor:
-                cands.append((v.ratio, key))
+            if key in ratios:
+                ratio = ratios[key]
+            else:
+                v = self.measure.term(key, entities, policy.alpha)
+                ratio = ratios[key] = v.ratio if v.n >= self.measure.min_support else None
+            if ratio is not None and ratio >= floor:
+                cands.append((ratio, key))
         cands.sort(reverse=True)
         return {key: (frozenset({key}), ratio) for ratio, key in cands[: policy.memory_candidates]}
 
@@ -397,3 +404,27 @@ def paragraph_of(text: str) -> Callable[[int], int]:
 
 def surface_of(tokens: Sequence[Token], occ: TermOccurrence) -> str:
     return " ".join(t.text for t in tokens[occ.first_token : occ.first_token + occ.n_tokens])
+
+
+class _RememberedRatios:
+    """Each remembered key's own ratio (PMI over the threshold, its riskiest entity), or None when K
+    knows it too little, per entity set and alpha.
+
+    A stream's memory is judged against every message of the stream, round after round, and a list
+    stream remembers thousands of keys: each asked once here instead of once a round through the
+    measure's compact keys and caches. The ratio is a function of K, the key, the entities and alpha.
+    """
+
+    MAX_KEYS = 50_000  # per entity set and alpha; then started again (a key costs ~150 bytes)
+
+    def __init__(self) -> None:
+        self._by: dict[tuple[tuple[Entity, ...], float], dict[str, float | None]] = {}
+
+    def of(self, entities: Sequence[Entity], alpha: float) -> dict[str, float | None]:
+        key = (tuple(entities), alpha)
+        ratios = self._by.get(key)
+        if ratios is None or len(ratios) > self.MAX_KEYS:
+            if len(self._by) >= 16:
+                self._by.clear()
+            ratios = self._by[key] = {}
+        return ratios

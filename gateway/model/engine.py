@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
@@ -540,8 +539,8 @@ class Engine:
                            chosen=chosen)  # fmt: skip
 
 
-_UPPER = re.compile(r"[A-Z]")
-_LOWER = re.compile(r"[a-z]")
+_UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+_LOWER = b"abcdefghijklmnopqrstuvwxyz"
 
 
 def _not_the_acronym(tokens: Sequence[Token], i: int) -> bool:
@@ -552,7 +551,9 @@ def _not_the_acronym(tokens: Sequence[Token], i: int) -> bool:
 
 
 def _is_shouting(text: str) -> bool:
-    upper, lower = len(_UPPER.findall(text)), len(_LOWER.findall(text))
+    # Counted in C (the ASCII letters are all that count): a findall of each letter built a list per round.
+    ascii = text.encode("ascii", "ignore")
+    upper, lower = len(ascii) - len(ascii.translate(None, _UPPER)), len(ascii) - len(ascii.translate(None, _LOWER))
     return upper + lower >= 20 and upper > 0.9 * (upper + lower)
 
 

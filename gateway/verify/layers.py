@@ -86,10 +86,39 @@ class _Budget:
             )
 
 
+class _IndexedMessage(Message):
+    """compat32's message with an index of its header names, built at the first question.
+
+    The walk asks each part for its content type, charset, parameters and file name, and
+    ``Message.get`` compares every header's name for each question (list mail has 40 and more).
+    The verifier only reads what it parsed; the index is rebuilt should the header list change.
+    """
+
+    _first: tuple[list[tuple[str, str]], int, dict[str, tuple[str, str]]] | None = None
+
+    def get(self, name: str, failobj: object = None) -> object:  # type: ignore[override]
+        headers: list[tuple[str, str]] = self._headers  # type: ignore[attr-defined]
+        index = self._first
+        if index is None or index[0] is not headers or index[1] != len(headers):
+            first: dict[str, tuple[str, str]] = {}
+            for k, v in headers:
+                first.setdefault(k.lower(), (k, v))
+            index = self._first = (headers, len(headers), first)
+        found = index[2].get(name.lower())
+        if found is None:
+            return failobj
+        return self.policy.header_fetch_parse(*found)
+
+
+def parse_mail(data: bytes, *, indexed: bool = True) -> Message:
+    """The output as the verifier reads it (compat32, lenient); ``indexed=False``: the library's plain class."""
+    return email.message_from_bytes(data, _class=_IndexedMessage if indexed else Message, policy=email.policy.compat32)
+
+
 def views(data: bytes, kind: str, *, part: str, bounds: Bounds | None = None) -> Iterator[View]:
     budget = _Budget(bounds or Bounds())
     if kind == "mail":
-        yield from _mail(email.message_from_bytes(data, policy=email.policy.compat32), part, 0, budget)
+        yield from _mail(parse_mail(data), part, 0, budget)
     else:
         yield from _content(data, part, None, 0, budget)
 
