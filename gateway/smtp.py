@@ -104,6 +104,7 @@ class SanitizingHandler:
         self._in_flight = 0
         self._upstreams = 0  # upstream connections open; at most max_in_flight
         self._store_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
+        self._folds = streams.Folds()  # each stream's memory, extended by its new rows between recalls
 
     def _count(self, outcome: str) -> None:
         self._metrics.messages.labels(outcome=outcome).inc()
@@ -281,7 +282,7 @@ class SanitizingHandler:
                 self._count("tempfail")
                 return "451 4.3.0 Stream memory unavailable, try again later"
             # Only the terms reach the engine: the same terms, the same decisions.
-            if any(now[n].terms != m.terms for n, m in memory.items()):
+            if any(now[n] is not m and now[n].first.keys() != m.first.keys() for n, m in memory.items()):
                 result = await self.judge(data, policies, message_id, config, now)
         self.count_decisions(result)
         if result.verdict == "reject":
@@ -352,7 +353,7 @@ class SanitizingHandler:
             return {}
         found: dict[str, Memory] = await self._store_call(
             streams.recall, store=self._store, policies=policies, sender=sender, recipients=tuple(recipients),
-            thread=thread,
+            thread=thread, folds=self._folds,
         )  # fmt: skip
         return found
 

@@ -12,12 +12,14 @@ from __future__ import annotations
 import email.parser
 import email.policy
 import re
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gateway.config import PolicyConfig
-from gateway.model.memory import Memory
+from gateway.model.memory import Disclosure, Memory
 from gateway.store.base import Store, StreamQuery
 
 DAY = 86400.0
@@ -123,16 +125,67 @@ def recall(
     recipients: Sequence[str],
     thread: Thread,
     now: float | None = None,
+    folds: Folds | None = None,
 ) -> dict[str, Memory]:
-    """Each remembering policy's memory for a message from ``sender`` to ``recipients``, within its window."""
+    """Each remembering policy's memory for a message from ``sender`` to ``recipients``, within its window.
+
+    ``folds``: the memories folded before, kept by the caller (the SMTP front) so that a stream's
+    memory is extended by its new rows instead of folded again from its first row.
+    """
     on = remembering(policies)
     if not on:
         return {}
     now = time.time() if now is None else now
     cutoff = {p.name: now - p.stream_memory_days * DAY for p in on}
-    found = store.recall(StreamQuery(policies=tuple(cutoff), sender=sender, recipients=tuple(recipients),
-                                     thread=thread.root, since=min(cutoff.values())))  # fmt: skip
-    return {name: Memory.of(d for d in found if d.policy == name and d.at >= since) for name, since in cutoff.items()}
+    query = StreamQuery(policies=tuple(cutoff), sender=sender, recipients=tuple(recipients), thread=thread.root,
+                        since=min(cutoff.values()))  # fmt: skip
+    found = store.recall(query)
+    out: dict[str, Memory] = {}
+    for name, since in cutoff.items():
+        rows = tuple(d for d in found if d.policy == name and d.at >= since)
+        out[name] = folds.memory((name, replace(query, since=0.0)), rows) if folds is not None else Memory.of(rows)
+    return out
+
+
+class Folds:
+    """The last memory folded for each (policy, stream query but its window), with the rows it was folded from.
+
+    A stream's rows come back oldest first, and the store hands out the same decoded row objects
+    while it keeps them (store/disclosures.py): when the rows of a recall begin with the rows of the
+    last one, the memory is the last one extended by the new rows (a term keeps the message that
+    disclosed it first). Anything else (a row expired, another gateway's row older than the newest,
+    a row decoded again) is folded from the start. Thread-safe.
+    """
+
+    def __init__(self, max_streams: int = 1024) -> None:
+        self.max_streams = max_streams
+        self._last: OrderedDict[tuple[str, StreamQuery], tuple[tuple[Disclosure, ...], Memory]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def memory(self, key: tuple[str, StreamQuery], rows: tuple[Disclosure, ...]) -> Memory:
+        with self._lock:
+            last = self._last.get(key)
+        if (
+            last is not None
+            and len(last[0]) <= len(rows)
+            and all(a is b for a, b in zip(last[0], rows[: len(last[0])], strict=True))
+        ):
+            if len(last[0]) == len(rows):
+                memory = last[1]
+            else:
+                first = dict(last[1].first)
+                for d in rows[len(last[0]) :]:
+                    for t in d.terms:
+                        first.setdefault(t, d.message_id)
+                memory = Memory(first)
+        else:
+            memory = Memory.of(rows)
+        with self._lock:
+            self._last[key] = (rows, memory)
+            self._last.move_to_end(key)
+            while len(self._last) > self.max_streams:
+                self._last.popitem(last=False)
+        return memory
 
 
 def remember(

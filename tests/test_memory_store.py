@@ -137,3 +137,60 @@ def test_the_kept_rows_are_bounded() -> None:
     cache.add((3, 3.0), row(3))
     assert len(cache) == 3 and set(cache.known([(i, float(i)) for i in range(4)])) == {(0, 0.0), (2, 2.0), (3, 3.0)}
     assert cache.known([(0, 9.0)]) == {}  # the same id at another time is another row
+
+
+def test_folded_memories_are_extended_only_when_the_rows_only_grew(tmp_path: Path) -> None:
+    """The front's memories (streams.Folds) equal a fold from the first row through every change of the rows."""
+    from pathlib import Path as P
+
+    from gateway import streams
+    from gateway.config import parse_config
+    from gateway.model.memory import Memory
+
+    cfg = parse_config('[policies.medical]\nentities = ["HIV"]\nstream_memory_days = 1\n', source="t.toml", base=P())
+    policies = list(cfg.policies.values())
+    store = SQLiteStore(tmp_path / "s.db")
+    folds = streams.Folds()
+    folded: list[int] = []
+    fold = Memory.of
+
+    def counting(rows: object) -> Memory:
+        folded.append(1)
+        return fold(rows)  # type: ignore[arg-type]
+
+    def both(now: float | None = None) -> Memory:
+        kw: dict[str, object] = dict(sender="doc@clinic.example", recipients=["ins@payer.example"],
+                                     thread=streams.Thread("", ""), now=now)  # fmt: skip
+        kept = streams.recall(store, policies, folds=folds, **kw)["medical"]  # type: ignore[arg-type]
+        fresh = streams.recall(store, policies, **kw)["medical"]  # type: ignore[arg-type]
+        assert list(kept.first.items()) == list(fresh.first.items())
+        return kept
+
+    def remember(i: int, terms: list[str], at: float | None = None) -> None:
+        store.remember(message_id=f"m{i}", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                       disclosed={"medical": terms})  # fmt: skip
+        if at is not None:  # another gateway's row, written with an older time
+            sqlite3.connect(tmp_path / "s.db").execute("UPDATE stream_memory SET at = ? WHERE message_id = ?",
+                                                       (at, f"m{i}")).connection.commit()  # fmt: skip
+
+    Memory.of = counting  # type: ignore[method-assign]
+    try:
+        for i in range(4):
+            remember(i, ["patient", f"t{i}"])
+        first = both()
+        assert first.sources(["patient"]) == ("m0",)
+        n = len(folded)
+        assert both() is first and len(folded) == n + 1  # unchanged rows: the same memory (only the fresh fold)
+        remember(4, ["dose", "patient"])
+        assert both().first["dose"] == "m4" and len(folded) == n + 2  # new rows: extended, not folded again
+        remember(5, ["clinic"], at=time.time() - 3600)  # older than the newest: folded from the start
+        assert both().first["clinic"] == "m5" and len(folded) == n + 4
+        # The window moves past the first rows: folded from the start; "patient" now comes from m4.
+        db = sqlite3.connect(tmp_path / "s.db")
+        db.execute("UPDATE stream_memory SET at = at - 7200 WHERE message_id IN ('m0', 'm1', 'm2', 'm3')")
+        db.commit()
+        later = both(now=time.time() + 86400 - 5000)
+        assert later.sources(["patient"]) == ("m4",) and "t0" not in later.first
+    finally:
+        Memory.of = fold  # type: ignore[method-assign]
+        store.close()
