@@ -40,6 +40,7 @@ class Detector:
         self.generalizer = generalizer
         self.key = key
         self._memory_ratios = _RememberedRatios()
+        self._safe_groups = _SafeGroups()
 
     def classify(
         self,
@@ -308,6 +309,7 @@ class Detector:
         Groups of the text's own terms alone are the caller's first question (``groups``), not asked again here.
         """
         keys = list(members)
+        safe = self._safe_groups.of(entities, policy.alpha)
         # Pairs held by too few documents to be judged: no triple holding one is judged either.
         scarce: set[frozenset[str]] = set()
         for size in range(2, min(policy.max_group, len(keys)) + 1):
@@ -318,12 +320,13 @@ class Detector:
                 if size == 2 and self.measure.scarce(conj):
                     scarce.add(frozenset(combo))
                     continue
-                if conj in judged:
+                if conj in judged or conj in safe:
                     continue
                 v = self.measure.risky_group(conj, entities, policy.alpha)
                 if v is not None:
                     return combo, v
                 judged.add(conj)
+                safe.add(conj)
         return None
 
 
@@ -428,3 +431,27 @@ class _RememberedRatios:
                 self._by.clear()
             ratios = self._by[key] = {}
         return ratios
+
+
+class _SafeGroups:
+    """Groups found not risky, per entity set and alpha, across the texts a worker judges.
+
+    The same pairs and triples recur message after message in a stream (a list's remembered terms
+    beside its usual words). Whether a group is risky is a function of K, the group, the entities
+    and alpha (``Measure.risky_group``), so a group found safe once is safe for every text; the
+    text's own memo (``GroupMemo.judged``) only spans its rounds.
+    """
+
+    MAX_GROUPS = 20_000  # per entity set and alpha (~250 bytes each); then started again
+
+    def __init__(self) -> None:
+        self._by: dict[tuple[tuple[Entity, ...], float], set[Conjuncts]] = {}
+
+    def of(self, entities: Sequence[Entity], alpha: float) -> set[Conjuncts]:
+        key = (tuple(entities), alpha)
+        groups = self._by.get(key)
+        if groups is None or len(groups) > self.MAX_GROUPS:
+            if len(self._by) >= 16:
+                self._by.clear()
+            groups = self._by[key] = set()
+        return groups
