@@ -276,6 +276,7 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=3, help="the servers take turns, a share of the messages each")
     ap.add_argument("--passthrough", action="store_true", help="also run the gateway with no policy")
     args = ap.parse_args()
+    load_at_start = Path("/proc/loadavg").read_text().split()[:3]
     messages = load_messages(args.limit, random.Random(11))
     print(f"{len(messages)} messages, {sum(len(d) for _, d in messages) / 1e6:.1f} MB", flush=True)
     capture = ThreadedCapture()
@@ -319,11 +320,13 @@ def main() -> int:
         print(f"{name}:", json.dumps(r), flush=True)
     rate = {name: float(r["messages_per_s"]) for name, r in runs.items()}  # type: ignore[arg-type]
     result: dict[str, object] = {**runs, "concurrency": args.concurrency, "workers": 2, "rounds": args.rounds,
+                                 "load_average_at_start": load_at_start,
                                  "load_average_at_end": Path("/proc/loadavg").read_text().split()[:3]}  # fmt: skip
     result["ratio_to_minimal_relay"] = round(rate["sanitizing"] / rate["minimal_relay"], 3)
     if "passthrough" in rate:
         result["ratio_to_passthrough"] = round(rate["sanitizing"] / rate["passthrough"], 3)
-    print("sanitizing / minimal relay:", result["ratio_to_minimal_relay"])
+    print("sanitizing / minimal relay:", result["ratio_to_minimal_relay"], "load average at start and end:",
+          load_at_start, result["load_average_at_end"])  # fmt: skip
     save("gateway", result)
     return 0
 

@@ -170,3 +170,15 @@ def test_the_memory_reads_a_clean_output_without_tokenizing_it_again(
     read = disclosed_terms(engine, result.text, HIV)
     assert calls == [text]  # the fast path's read, reused by the memory's
     assert read == disclosed_terms(engine, text + " ", HIV)  # and what a fresh read gives
+
+
+def test_a_unit_with_remembered_terms_has_one_key_per_members() -> None:
+    from gateway.model.detection import _unit_key
+
+    a = {"clinic": (frozenset({"clinic"}), 0.5), "dose": (frozenset({"dose", "amount"}), 0.4)}
+    assert _unit_key(a, {"clinic"}, 3) == _unit_key(dict(reversed(a.items())), {"clinic"}, 3)  # order: the same unit
+    assert _unit_key(a, {"clinic"}, 3) != _unit_key(a, {"dose"}, 3)  # which of them is remembered matters
+    assert _unit_key(a, {"clinic"}, 3) != _unit_key(a, {"clinic"}, 2)
+    generalized = {**a, "dose": (frozenset({"amount"}), 0.4)}
+    assert _unit_key(a, {"clinic"}, 3) != _unit_key(generalized, {"clinic"}, 3)
+    assert _unit_key({"a\x1fb": (frozenset({"a"}), 1.0)}, (), 3) is None  # a separator inside: no key at all

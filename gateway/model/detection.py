@@ -18,6 +18,7 @@ import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from gateway.model.derived import (
     PREFIXES,
@@ -40,7 +41,8 @@ class Detector:
         self.generalizer = generalizer
         self.key = key
         self._memory_ratios = _RememberedRatios()
-        self._safe_groups = _SafeGroups()
+        self._safe_groups: _SafeGroups[Conjuncts] = _SafeGroups()
+        self._safe_units: _SafeGroups[str] = _SafeGroups(max_groups=4096)  # units with remembered terms
 
     def classify(
         self,
@@ -214,7 +216,7 @@ class Detector:
                 members = {**remembered, **own}
                 # Groups within the text first: the memory is named only for what the text alone did not cause.
                 hit = self._first_risky_group(own, st.entities, policy, judged) or (
-                    self._first_risky_group(members, st.entities, policy, judged, fixed=remembered.keys() - own.keys())
+                    self._first_risky_with_memory(members, remembered.keys() - own.keys(), st.entities, policy, judged)
                     if remembered
                     else None
                 )
@@ -293,6 +295,29 @@ class Detector:
                 cands.append((ratio, key, keys))
         cands.sort(reverse=True)
         return {key: (keys, ratio) for ratio, key, keys in cands[: policy.group_candidates]}
+
+    def _first_risky_with_memory(
+        self,
+        members: Members,
+        fixed: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        judged: set[Conjuncts],
+    ) -> tuple[tuple[str, ...], Verdict] | None:
+        """``_first_risky_group`` with a stream's remembered terms, asked once per worker for a safe unit.
+
+        A list's boilerplate lines (its footer, the relay's trace headers) meet the same remembered terms
+        message after message. Whether some group of these members is risky depends on the members' keys
+        (as generalized now), which of them are remembered, the entities, alpha and max_group only.
+        """
+        safe = self._safe_units.of(entities, policy.alpha)
+        unit = _unit_key(members, fixed, policy.max_group)
+        if unit is not None and unit in safe:
+            return None
+        hit = self._first_risky_group(members, entities, policy, judged, fixed=fixed)
+        if hit is None and unit is not None:
+            safe.add(unit)
+        return hit
 
     def _first_risky_group(
         self,
@@ -433,8 +458,29 @@ class _RememberedRatios:
         return ratios
 
 
-class _SafeGroups:
-    """Groups found not risky, per entity set and alpha, across the texts a worker judges.
+def _unit_key(members: Members, fixed: Collection[str], max_group: int) -> str | None:
+    """One string for a unit's members: each key, whether it is remembered, and what it reads as now.
+
+    None when a key holds one of the separators (no word does; the key would not be one-to-one).
+    """
+    parts = sorted(f"{int(k in fixed)}\x1f{k}\x1f{_SEP.join(sorted(conj))}" for k, (conj, _ratio) in members.items())
+    unit = "\x1e".join(parts) + f"\x1e{max_group}"
+    n = len(members)
+    if (
+        unit.count("\x1e") != n
+        or unit.count("\x1f") != 2 * n
+        or unit.count(_SEP) != sum(len(conj) - 1 for conj, _ratio in members.values())
+    ):
+        return None
+    return unit
+
+
+_SEP = "\x1d"
+_Known = TypeVar("_Known", str, Conjuncts)
+
+
+class _SafeGroups(Generic[_Known]):
+    """Groups (or units of members) found not risky, per entity set and alpha, across the texts a worker judges.
 
     The same pairs and triples recur message after message in a stream (a list's remembered terms
     beside its usual words). Whether a group is risky is a function of K, the group, the entities
@@ -442,15 +488,14 @@ class _SafeGroups:
     text's own memo (``GroupMemo.judged``) only spans its rounds.
     """
 
-    MAX_GROUPS = 20_000  # per entity set and alpha (~250 bytes each); then started again
+    def __init__(self, max_groups: int = 20_000) -> None:  # per entity set and alpha; then started again
+        self.max_groups = max_groups
+        self._by: dict[tuple[tuple[Entity, ...], float], set[_Known]] = {}
 
-    def __init__(self) -> None:
-        self._by: dict[tuple[tuple[Entity, ...], float], set[Conjuncts]] = {}
-
-    def of(self, entities: Sequence[Entity], alpha: float) -> set[Conjuncts]:
+    def of(self, entities: Sequence[Entity], alpha: float) -> set[_Known]:
         key = (tuple(entities), alpha)
         groups = self._by.get(key)
-        if groups is None or len(groups) > self.MAX_GROUPS:
+        if groups is None or len(groups) > self.max_groups:
             if len(self._by) >= 16:
                 self._by.clear()
             groups = self._by[key] = set()
