@@ -28,3 +28,16 @@ def archive_texts(n: int, *, chars: int) -> list[str]:
             if len(out) >= n:
                 break
     return out
+
+
+def archive_messages(n: int) -> list[bytes]:
+    """The first ``n`` messages of the archive as they were sent."""
+    out: list[bytes] = []
+    with tarfile.open(ARCHIVE) as tar:
+        for member in tar:
+            f = tar.extractfile(member) if member.isfile() else None
+            if f is not None:
+                out.append(f.read())
+            if len(out) >= n:
+                break
+    return out
