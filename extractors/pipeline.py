@@ -16,6 +16,7 @@ any entity of the policies is still there, in any channel.
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,7 +150,7 @@ def sanitize_extracted(
         stage_starts = _starts(split(current, len(segments)) or [])
         for d in result.decisions:
             spans.append(tuple(PartSpan(*locate(stage_starts, segments, s)) for s in d.spans))
-        composed = compose(composed, current, [Edit(e.start, e.end, e.text, e.start) for e in result.edits])
+        composed = _compose(composed, current, result.edits)
         results.append(result)
         current = result.text
     if split(current, len(segments)) is None or apply_text_edits(text, composed) != current:
@@ -160,6 +161,17 @@ def sanitize_extracted(
         per_segment[i].append((e.start - starts[i], e.end - starts[i], e.text))
     pieces = [apply_to_pieces(seg.pieces, edits) for seg, edits in zip(segments, per_segment, strict=True)]
     return pieces, results, spans
+
+
+def _compose(composed: list[TextEdit], current: str, edits: Sequence[TextEdit]) -> list[TextEdit]:
+    """The edits so far, then a policy's edits on their result, as edits on the original text."""
+    ordered = sorted(edits, key=lambda e: (e.start, e.end))
+    if not composed and all(a.end <= b.start for a, b in itertools.pairwise(ordered)):
+        # The first policy's edits, none overlapping another, are already on the original: what ``compose``
+        # gives for them (one cluster each), without its per-edit bookkeeping (a message with identifiers
+        # has a hundred edits).
+        return ordered
+    return compose(composed, current, [Edit(e.start, e.end, e.text, e.start) for e in edits])
 
 
 def _starts(texts: Sequence[str]) -> list[int]:

@@ -15,14 +15,17 @@ from collections.abc import Iterator
 
 import pytest
 from archive import ARCHIVE, archive_messages
+from hypothesis import given
+from hypothesis import strategies as st
 
 import extractors.mail as mail
 from extractors.limits import Limits
 from extractors.mail import _encoded, _raw_headers, _unicode
-from extractors.pipeline import SEE_ALL, extract, process
+from extractors.pipeline import SEE_ALL, _compose, extract, process
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer, resolve_kinds
 from gateway.model.records import SanitizePolicy
+from gateway.model.rewrite import Edit, TextEdit, compose
 from gateway.taxonomy.lexicon import WordNetLexicon
 from gateway.taxonomy.wordnet import WordNet
 
@@ -162,3 +165,13 @@ def test_archive_messages_rebuilt_say_what_the_old_rebuild_said(engine: Engine, 
         verbatim += sum(f in b.data for f in fields(data))
         assert b.data.count(b"\r\n") == b.data.count(b"\n")  # CRLF throughout
     assert verbatim > 60 * 10  # most fields of the archive's messages leave as they came
+
+
+@given(st.text(alphabet="ab \n", min_size=0, max_size=40), st.lists(st.tuples(st.integers(0, 40), st.integers(0, 6),
+       st.text(alphabet="XY", max_size=3)), max_size=8))  # fmt: skip
+def test_first_policy_edits_compose_as_compose_does(text: str, raw: list[tuple[int, int, str]]) -> None:
+    edits = [TextEdit(min(a, len(text)), min(a + n, len(text)), t) for a, n, t in raw]
+    want = compose([], text, [Edit(e.start, e.end, e.text, e.start) for e in edits])
+    assert _compose([], text, edits) == want
+    base = [TextEdit(0, min(1, len(text)), "Z")]  # with edits before it, compose itself is used
+    assert _compose(base, text, edits) == compose(base, text, [Edit(e.start, e.end, e.text, e.start) for e in edits])
