@@ -92,6 +92,7 @@ def test_every_safe_harbor_kind_is_found_in_clinical_text(analyzer: Analyzer, te
         "Take 2 tablets of 500 mg twice a day for 10 days.",  # doses are no identifiers
         "The Court held that Article 6 of the Convention was violated.",
         "Firmware version 4.2.1 fixes the USB 3.0 issue on the B210.",
+        "mailman 2.1.33, built with gnu radio 3.8.2.0 and python 3.10.12.",  # versions, no dates
         "However, the patient improved. Nevertheless she was discharged.",
         "Blood pressure 120/80, pulse 72, temperature 37.2.",
         "Born in 1948, she is 76 years old.",  # a year and an age under 90 may stay
@@ -431,3 +432,18 @@ def test_the_admin_shows_identifier_decisions_by_kind(tmp_path: Path, engine: En
     finally:
         admin.close()
         store.close()
+
+
+@pytest.mark.parametrize(
+    ("text", "dates", "versions"),
+    [
+        ("DOB 12.03.61; seen on 3.4.2021, discharged 24.12.2020.", ["12.03.61", "3.4.2021", "24.12.2020"], []),
+        ("Mailman 2.1.33 on 07.11.21, UHD 4.1.0.4 and Python 3.10.12.", ["07.11.21"], ["2.1.33", "3.10.12"]),
+        ("Build 1.2.13.4 of 1.2.2013.", ["1.2.2013"], ["1.2.13"]),
+    ],
+)
+def test_dotted_dates_are_dates_and_versions_are_not(analyzer: Analyzer, text: str, dates: list[str],
+                                                     versions: list[str]) -> None:  # fmt: skip
+    kinds = found(analyzer, text)
+    assert [d for d in dates if kinds.get(d) == "DATE"] == dates, kinds
+    assert not any(v in value for v in versions for value in kinds), kinds

@@ -209,8 +209,21 @@ def _anchored(starts: re.Pattern[str], pattern: re.Pattern[str], text: str) -> I
             yield m
 
 
+def _dotted_version(m: re.Match[str], text: str) -> bool:
+    """ "2.1.33", "1.2.13.4": a version, not a date. Dotted numbers are dates when written as dates are: day
+    and month with two digits where the year has two ("02.01.33"), and no further ".4" after them."""
+    if m.group("sep") != ".":
+        return False
+    if text.startswith(".", m.end()) and text[m.end() + 1 : m.end() + 2].isdigit():
+        return True
+    day, month, year = m.group().split(".", 2)
+    return len(year) == 2 and (len(day) == 1 or len(month) == 1)
+
+
 def dates(text: str) -> Iterator[Finding]:
     for m in (*_anchored(_DIGIT_START, _DATE_AT_DIGIT, text), *_anchored(_MONTH_START, _DATE_AT_MONTH, text)):
+        if m.re is _DATE_AT_DIGIT and m.group("sep") and _dotted_version(m, text):
+            continue
         if m.group("t") if "t" in m.re.groupindex else None:
             yield _f(m, K.DATE, "time pattern", 0.8, parts=(("time", m.group("t")),))
             continue
