@@ -5,9 +5,9 @@
 1. Worker CPU per load-test message: ``sanitize_message`` (the worker's whole job: MIME extraction, the
    decisions, rebuild and verification) with the us-medical policy, and with the same policy plus the
    Safe Harbor identifiers, message by message in the same process (A and B alternate, so drift hits both).
-   ``--runs`` repeats the comparison on the next ``--messages`` of the archive each time (the same messages
-   again would find the caches warm); each run's growth and the load average (1 minute, before and after)
-   are reported, and the median run is the result (the machine is shared).
+   ``--runs`` repeats the comparison, each run in a fresh process (caches as a worker starts them) over the
+   same messages; each run's growth and the load average (1 minute, before and after) are reported, and
+   the median run is the result (the machine is shared: the spread of the runs is the noise).
 2. The same texts through sanigate's identifier pass and through Presidio (analyzer + anonymizer, its
    default recognizers, spaCy's packaged small English model: Presidio's default large model is no
    faster). Presidio runs in its own virtualenv (bench/.presidio-venv, made on first use and shared with
@@ -144,7 +144,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--messages", type=int, default=2000, help="load-test messages for the worker comparison")
     ap.add_argument("--texts", type=int, default=400, help="of those, how many go to Presidio too")
-    ap.add_argument("--runs", type=int, default=3, help="worker comparisons, each on the next messages")
+    ap.add_argument("--runs", type=int, default=3, help="worker comparisons, each in a fresh process")
+    ap.add_argument("--one-run", action="store_true", help=argparse.SUPPRESS)  # a run's child process
     ap.add_argument("--no-presidio", action="store_true", help="keep the Presidio figures of the last full run")
     args = ap.parse_args()
 
@@ -166,16 +167,18 @@ def main() -> int:
     kinds = resolve_kinds(["safe-harbor"])
     with_ids = PolicyConfig(name="us-medical+ids", content=ContentPolicy(),
                             sanitize=SanitizePolicy(entities=entities, identifiers=kinds))  # fmt: skip
-    archive = load_messages(args.messages * args.runs)
-    messages = archive[: args.messages]
-    for data in messages[:50]:  # warm the caches of both paths
-        sanitize_message(data, [plain], "m", engine=engine, identifiers=analyzer)
-        sanitize_message(data, [with_ids], "m", engine=engine, identifiers=analyzer)
+    messages = load_messages(args.messages)
+    if args.one_run:
+        for data in messages[:50]:  # warm the caches of both paths
+            sanitize_message(data, [plain], "m", engine=engine, identifiers=analyzer)
+            sanitize_message(data, [with_ids], "m", engine=engine, identifiers=analyzer)
+        print(json.dumps(compare(messages, plain, with_ids, engine, analyzer)))
+        return 0
     runs = []
     for run in range(args.runs):
-        first = run * args.messages
-        runs.append({"archive_messages": [first, first + args.messages],
-                     **compare(archive[first : first + args.messages], plain, with_ids, engine, analyzer)})  # fmt: skip
+        child = [sys.executable, __file__, "--one-run", "--messages", str(args.messages)]
+        proc = subprocess.run(child, capture_output=True, text=True, check=True, timeout=7200)
+        runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         print(json.dumps({"run": run + 1, **{k: v for k, v in runs[-1].items() if k != "outcomes"}}), flush=True)
     growths = [r["growth_percent"] for r in runs]
     median = sorted(runs, key=lambda r: r["growth_percent"])[len(runs) // 2]
