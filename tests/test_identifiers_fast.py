@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from archive import ARCHIVE, archive_texts
 
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer, NameRecognizer, remove_identifiers, resolve_kinds, sanitize_text
@@ -132,3 +133,41 @@ def analyzer(wordnet: WordNet) -> Analyzer:
 def test_a_capital_inside_a_machine_token_is_no_name(analyzer: Analyzer, text: str, person: str | None) -> None:
     people = [f.text for f in analyzer.analyze(text, ["PERSON"])]
     assert people == ([person] if person else []) or (person is not None and person in people)
+
+
+CLOSINGS = [
+    "Thanks,\n\nPriya Raman\n",
+    "Kind regards,\n   Tomasz Nowak\n",
+    "BEST WISHES!\n\nMargit\n",
+    "cheers \n\nJo\n",
+    "Thank you.\nDr. Chen\n",
+    "Regards\n \nNot a signature after a blank line with a blank in it\n",
+    "All the best,\r\nEleanor\n",
+    "See you,\n\nSam\n",
+    "Yours sincerely,\n\n\nA. Person\n",
+]
+
+
+@pytest.mark.parametrize("text", CLOSINGS)
+def test_the_closing_pretest_never_hides_a_closing(text: str) -> None:
+    from gateway.model.identifiers import names
+
+    for at in range(len(text) + 1):
+        if names._CLOSINGS.search(text, max(0, at - 60), at) is not None:
+            assert names._may_close(text, at), (text, at)
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_closing_pretest_on_archive_lines() -> None:
+    from gateway.model.identifiers import names
+
+    closings = 0
+    for text in archive_texts(150, chars=20_000):
+        pos = 0
+        for line in text.split("\n"):
+            at = pos + len(line) - len(line.lstrip(" \t"))
+            pos += len(line) + 1
+            if names._CLOSINGS.search(text, max(0, at - 60), at) is not None:
+                closings += 1
+                assert names._may_close(text, at)
+    assert closings > 10

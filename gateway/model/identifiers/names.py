@@ -71,6 +71,16 @@ _CLOSINGS = re.compile(
     r"kind regards|many thanks|all the best)[ \t]*[,.!]?[ \t]*\n+[ \t]*$",
     re.IGNORECASE,
 )
+# The last letters of the closings: a line after anything else is after no closing (a test before the search).
+_CLOSING_ENDS = frozenset("stuySTUY")
+
+
+def _may_close(text: str, at: int) -> bool:
+    """Could _CLOSINGS end at ``at``: do the blank lines before it follow a word ending as a closing ends?"""
+    before = text[max(0, at - 60) : at].rstrip(" \t\n").rstrip(",.!").rstrip(" \t")
+    return bool(before) and before[-1] in _CLOSING_ENDS
+
+
 _GREETINGS = re.compile(r"(?:^|\n)[ \t]*(?:dear|hi|hello|hey|good morning|good afternoon)[ \t]+$", re.IGNORECASE)
 
 _CLITIC = re.compile(r"['’](?:s|m|re|ve|ll|d|t)$", re.IGNORECASE)
@@ -165,6 +175,7 @@ class NameRecognizer:
             closing = (
                 indent < len(line)
                 and line[indent].isupper()
+                and _may_close(text, s)
                 and (_CLOSINGS.search(text, max(0, s - 60), s) is not None)
             )
             for a, b, kind, source, score in self._line(line, closing):
