@@ -41,7 +41,7 @@ from extractors.docx import DOCX_TYPES, extract_docx
 from extractors.html import scan
 from extractors.limits import Limits
 from extractors.pdf import extract_pdf
-from extractors.serialize import ParsedHeaders, as_bytes
+from extractors.serialize import ParsedHeaders, as_bytes, short_line
 from gateway.errors import (
     ContentError,
     EncryptedContentError,
@@ -569,12 +569,7 @@ def _is_text(part: Message) -> bool:
 def _encoded(name: str, value: str) -> str:
     """A header value ready for the wire: RFC 2047 where it is not ASCII, folded."""
     plain = value.strip()
-    if (
-        plain.isascii()
-        and len(name) + 2 + len(plain) <= 78
-        and _NEEDS_FOLDING.search(plain) is None
-        and (_UNSTRUCTURED(name) or name.lower() in ADDRESS_HEADERS)
-    ):
+    if short_line(name, plain) and (_UNSTRUCTURED(name) or name.lower() in ADDRESS_HEADERS):
         # A short line of printable ASCII words in a header a setter writes (text, or addresses as Address
         # renders them): the registry's parse and fold give it back as it is (tests/test_rebuild_fast.py, on
         # the archive's headers), at a fraction of a rebuild's CPU.
@@ -584,9 +579,6 @@ def _encoded(name: str, value: str) -> str:
 
 
 _FOLDING = email.policy.default.clone(linesep="\r\n")
-# What the registry's fold could write otherwise: an encoded word, control characters (tabs, line ends), a run
-# of blanks, a quoted pair (it drops needless backslashes).
-_NEEDS_FOLDING = re.compile(r"=\?|[\x00-\x1f\x7f\\]|  ")
 
 
 def _content_type(part: Message) -> str:
@@ -622,7 +614,7 @@ def _set_text_payload(part: Message, text: str) -> None:
         raw = text.encode(charset)
         part.set_param("charset", charset)
     cte = (part.get("Content-Transfer-Encoding") or "7bit").strip().lower()
-    if cte not in ("base64", "quoted-printable", "8bit", "binary") and any(b > 127 for b in raw):
+    if cte not in ("base64", "quoted-printable", "8bit", "binary") and not raw.isascii():
         cte = "quoted-printable"  # 7bit cannot carry it
         del part["Content-Transfer-Encoding"]
         part["Content-Transfer-Encoding"] = cte

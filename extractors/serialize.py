@@ -26,6 +26,22 @@ _CRLF = "\r\n"
 _LINE_STARTS = ("\r", "\n")
 
 
+# What a fold could write otherwise: an encoded word, control characters (tabs, line ends), a run of blanks, a
+# quoted pair (the header registry drops needless backslashes).
+NEEDS_FOLDING = re.compile(r"=\?|[\x00-\x1f\x7f\\]|  ")
+
+
+def short_line(name: str, value: str) -> bool:
+    """A field that fits on one line of printable ASCII words, with no blank at either end: every folding
+    algorithm of the email package writes it as it is."""
+    return (
+        value.isascii()
+        and len(name) + 2 + len(value) <= 78
+        and value == value.strip()
+        and NEEDS_FOLDING.search(value) is None
+    )
+
+
 class ParsedHeaders:
     """The header fields of a message tree as the parser made them (kept alive, so identity means unchanged)."""
 
@@ -64,6 +80,10 @@ class _VerbatimGenerator(BytesGenerator):
                     continue
                 except UnicodeEncodeError:
                     pass  # not what the bytes parser makes; folded and encoded as any new field
+            if isinstance(value, str) and short_line(name, value):
+                # What compat32's Header algorithm writes for it (tests/test_rebuild_fast.py), without running it.
+                out.write(f"{name}: {value}{_CRLF}".encode("ascii", "surrogateescape"))
+                continue
             out.write(OUT_POLICY.fold_binary(name, value))  # type: ignore[arg-type]  # a str or a Header
         self.write(_CRLF)
 
