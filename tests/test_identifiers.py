@@ -447,3 +447,22 @@ def test_dotted_dates_are_dates_and_versions_are_not(analyzer: Analyzer, text: s
     kinds = found(analyzer, text)
     assert [d for d in dates if kinds.get(d) == "DATE"] == dates, kinds
     assert not any(v in value for v in versions for value in kinds), kinds
+
+
+@pytest.mark.parametrize(
+    ("text", "person", "not_person"),
+    [
+        ("My setup:\n-windows 10\n-Qt 5.12.2\n", None, "Qt"),
+        ("Ip addresses differ. Cy said nothing.", None, "Ip"),
+        ("Please ask Mr Li about it.", "Mr Li", None),
+        ("Dear Jo,\n\nthe scan is fine.", "Jo", None),
+        ("Thanks,\n\nWu\n", "Wu", None),
+    ],
+)
+def test_two_letters_alone_are_no_person(analyzer: Analyzer, text: str, person: str | None,
+                                         not_person: str | None) -> None:  # fmt: skip
+    kinds = found(analyzer, text)
+    if person is not None:
+        assert kinds.get(person) == "PERSON", kinds
+    if not_person is not None:
+        assert kinds.get(not_person) != "PERSON", kinds

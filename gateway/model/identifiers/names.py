@@ -322,6 +322,11 @@ class NameRecognizer:
             return [self._finding(text, start, end, K.PERSON, "personal name", 0.75)]
         if all(c == "place" or low in _PLACE_HEADS or c == "common" for c, low in zip(classes, lows, strict=True)):
             return [self._finding(text, start, end, K.LOC, "place name")]
+        if len(words) == 1 and len(words[0]) <= 2:
+            # "Qt", "Ip", "Cy": two letters alone are a product, a unit or a syllable as often as a name. A person
+            # of two letters is found with a title, a greeting or a signature (above), not by a capital alone; as
+            # another mention ("Li" after "Mr Li") a part needs three letters too (_mentions).
+            return [self._finding(text, start, end, K.MISC, "capitalised phrase", 0.5)]
         if all(c in ("unknown", "proper") for c in classes) and len(words) <= 4 and not any(t.acronym for t in run):
             return [self._finding(text, start, end, K.PERSON, "capitalised name", 0.7)]
         if any(c == "place" for c in classes) and len(words) <= 2:
