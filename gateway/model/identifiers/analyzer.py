@@ -11,6 +11,8 @@ import re
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
+import phonenumbers
+
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import Lexicon, NameRecognizer
@@ -22,6 +24,10 @@ NAME_KINDS = frozenset({K.PERSON, K.ORG, K.LOC, K.DEM, K.MISC})
 class Analyzer:
     def __init__(self, *, lexicon: Lexicon) -> None:
         self._names = NameRecognizer(lexicon)
+        # phonenumbers compiles its metadata's patterns at every parse (re.compile, through the re module's
+        # cache lookup, ~100 times a message) unless told to keep them: its own switch, process-wide, kept
+        # to the few regions' patterns a parse touches.
+        phonenumbers.enable_pattern_cache()
 
     def analyze(self, text: str, kinds: Collection[str]) -> list[Finding]:
         """Findings of the given kinds, none overlapping another, in text order."""

@@ -21,6 +21,13 @@ from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import TITLES
 
 AddressLevel = Literal["none", "city", "state"]
+# Compiled once: the module functions of re look each pattern up in their cache at every call (per finding).
+_DIGITS = re.compile(r"\d+")
+_NOT_DIGIT = re.compile(r"\D")
+_YEARS_OLD_HYPHENED = re.compile(r"-years?-old")
+_YEARS_OLD = re.compile(r"\s*(?:years?|yrs?|y/?o|yo|y\.o\.)", re.IGNORECASE)
+_NOT_WORD = re.compile(r"[\s\W_]+")
+_NAME_WORD = re.compile(r"[^\W\d_][\w'’-]*")
 
 # 45 CFR 164.514(b)(2)(i)(B): three-digit ZIP areas of 20,000 people or fewer (2000 census) become 000.
 RESTRICTED_ZIP3 = frozenset("036 059 063 102 203 556 692 790 821 823 830 831 878 879 884 890 893".split())
@@ -88,18 +95,18 @@ def _operate(f: Finding, numbering: _Numbering, address_level: AddressLevel, saf
             return Replacement(f, "[AGE]", "redact", f"AGE:{age}")
         if age <= 89:
             return Replacement(f, f.text, "generalize", f"AGE:{age}")
-        digits = re.search(r"\d+", f.text)
+        digits = _DIGITS.search(f.text)
         assert digits is not None
         rest = f.text[digits.end() :]
-        if re.match(r"-years?-old", rest):
+        if _YEARS_OLD_HYPHENED.match(rest):
             new = f.text[: digits.start()] + "90-or-older"
-        elif re.match(r"\s*(?:years?|yrs?|y/?o|yo|y\.o\.)", rest, re.IGNORECASE):
+        elif _YEARS_OLD.match(rest):
             new = f.text[: digits.start()] + "90 or older"
         else:
             new = f.text[: digits.start()] + "90 or older" + rest
         return Replacement(f, new, "generalize", f"AGE:{age}")
     if kind == K.ZIP:
-        zip5 = f.part("zip") or re.sub(r"\D", "", f.text)[:5]
+        zip5 = f.part("zip") or _NOT_DIGIT.sub("", f.text)[:5]
         zip3 = "000" if zip5[:3] in RESTRICTED_ZIP3 else zip5[:3]
         return Replacement(f, f"{zip3}**", "generalize", f"ZIP:{zip5}")
     if kind == K.ADDRESS:
@@ -118,11 +125,11 @@ def _operate(f: Finding, numbering: _Numbering, address_level: AddressLevel, saf
 
 
 def _norm(text: str) -> str:
-    return re.sub(r"[\s\W_]+", "", text).lower()
+    return _NOT_WORD.sub("", text).lower()
 
 
 def name_words(text: str) -> tuple[str, ...]:
-    words = re.findall(r"[^\W\d_][\w'’-]*", text)
+    words = _NAME_WORD.findall(text)
     return tuple(w.lower().removesuffix("'s").removesuffix("’s") for w in words if w.lower().rstrip(".") not in TITLES)
 
 

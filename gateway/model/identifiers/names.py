@@ -83,6 +83,7 @@ def _may_close(text: str, at: int) -> bool:
 
 _GREETINGS = re.compile(r"(?:^|\n)[ \t]*(?:dear|hi|hello|hey|good morning|good afternoon)[ \t]+$", re.IGNORECASE)
 
+_NAME_PART = re.compile(r"[^\W\d_][\w’'-]*")
 _CLITIC = re.compile(r"['’](?:s|m|re|ve|ll|d|t)$", re.IGNORECASE)
 _NAME_PREFIX = re.compile(r"^(?:Mc|Mac|O['’]|D['’]|L['’]|Fitz|Van|De|Di|Le|La)(?=[A-Z])")
 _INNER_CAPITAL = re.compile(r"(?<![-'’])[A-Z]")
@@ -348,7 +349,7 @@ class NameRecognizer:
         for f in found:
             if f.kind != K.PERSON:
                 continue
-            parts = [w for w in re.findall(r"[^\W\d_][\w’'-]*", f.text) if w.lower() not in TITLES]
+            parts = [w for w in _NAME_PART.findall(f.text) if w.lower() not in TITLES]
             for w in parts:
                 w = _CLITIC.sub("", w)
                 if len(w) > 2 and w[0].isupper() and self._lexicon.word_class(w) != "common":

@@ -110,6 +110,8 @@ def _overlaps(taken: Sequence[tuple[int, int]], starts: Sequence[int], start: in
     return (i > 0 and taken[i - 1][1] > start) or (i < len(starts) and starts[i] < end)
 
 
+_AFTER_INITIAL = re.compile(r"(?<=[^\W_])[^\W_]")
+_ALNUM = re.compile(r"[^\W_]")
 _ON_DAY = re.compile(r"\b([Oo]n)([ \t]+)$")
 
 
@@ -197,11 +199,11 @@ def mask(value: str, kind: str | None = None) -> str:
     A name keeps its initials ("D** R***** C***"), an address nothing, a number its last digits.
     """
     if kind in _INITIALS:
-        return re.sub(r"(?<=[^\W_])[^\W_]", "*", value)
+        return _AFTER_INITIAL.sub("*", value)
     if len(value) <= 4 or kind == "ADDRESS":
-        return re.sub(r"[^\W_]", "*", value)
+        return _ALNUM.sub("*", value)
     keep = 2 if len(value) < 10 else 4
-    return re.sub(r"[^\W_]", "*", value[:-keep]) + value[-keep:]
+    return _ALNUM.sub("*", value[:-keep]) + value[-keep:]
 
 
 _INITIALS = frozenset({"PERSON", "ORG", "LOC", "DEM", "MISC"})
