@@ -317,7 +317,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                                    "encrypted", "unreadable", "allow", "deny", "unknown_terms", "max_group",
                                    "aliases", "description", "stream_memory_days", "identifiers",
                                    "address_level", "evidence_budget", "evidence_floor",
-                                   "coarsen_facts", "stream_evidence"])  # fmt: skip
+                                   "coarsen_facts", "stream_evidence", "omit_modifiers"])  # fmt: skip
         identifiers = _identifiers(r, prefix, p)
         entities = r.get(p, prefix, "entities", list, None if not identifiers else [])
         if (not entities and not identifiers) or not all(isinstance(x, str) and x.strip() for x in entities):
@@ -352,6 +352,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                 evidence_floor=float(r.get(p, prefix, "evidence_floor", (int, float), 0.2)),
                 coarsen_facts=r.get(p, prefix, "coarsen_facts", bool, True),
                 stream_evidence=r.get(p, prefix, "stream_evidence", bool, False),
+                omit_modifiers=r.get(p, prefix, "omit_modifiers", bool, True),
                 allow=frozenset(r.get(p, prefix, "allow", list, [])),
                 deny=frozenset(r.get(p, prefix, "deny", list, [])),
                 aliases=tuple(alias_pairs),

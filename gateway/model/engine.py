@@ -49,6 +49,7 @@ from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_s
 from gateway.model.incremental import LineTerms, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
+from gateway.model.modifiers import is_omitted
 from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
 from gateway.model.records import (
     Decision,
@@ -67,6 +68,7 @@ from gateway.model.rewrite import (
     apply_edits,
     compose,
     determiner_before,
+    indefinite_article,
     sentence_initial,
     surface_replacement,
     tidy_markers,
@@ -462,7 +464,11 @@ class Engine:
             cur = r.current
             replacement = REDACTION_MARKER if cur is None else cur.term
             occs = by_key[key]
+            omitted = is_omitted(cur)
             for o in occs:
+                if omitted:
+                    edits.append(_omission(text, tokens, o))
+                    continue
                 toks = tokens[o.first_token : o.first_token + o.n_tokens]
                 original = text[o.start : o.end]
                 surface = surface_replacement(
@@ -488,8 +494,8 @@ class Engine:
                     pmi=v.pmi if v else None,
                     threshold=v.threshold if v else None,
                     ic_term=self.ic(key),
-                    action="redact" if cur is None else "generalize",
-                    replacement=None if cur is None else cur.term,
+                    action="redact" if cur is None else "omit" if omitted else "generalize",
+                    replacement=None if cur is None or omitted else cur.term,
                     reason=r.reason,
                     group=r.group,
                     earlier=tuple(sorted(r.earlier)),
@@ -555,6 +561,22 @@ def _is_shouting(text: str) -> bool:
     ascii = text.encode("ascii", "ignore")
     upper, lower = len(ascii) - len(ascii.translate(None, _UPPER)), len(ascii) - len(ascii.translate(None, _LOWER))
     return upper + lower >= 20 and upper > 0.9 * (upper + lower)
+
+
+def _omission(text: str, tokens: Sequence[Token], o: TermOccurrence) -> Edit:
+    """Leave out a modifier and the blank after it, fixing an indefinite article before it ("an elderly
+    man" -> "a man"); modifiers.omittable has checked that a content word of the sentence follows."""
+    after = tokens[o.first_token + 1]
+    m = _ARTICLE_BEFORE.search(text, max(0, o.start - 8), o.start)
+    if m is None:
+        return Edit(o.start, after.start, "", o.start)
+    old = m.group(1)
+    new = indefinite_article(after.text)
+    new = new.capitalize() if old[0].isupper() else new
+    return Edit(m.start(1), after.start, new + m.group(2), o.start)
+
+
+_ARTICLE_BEFORE = re.compile(r"\b(a|an|A|An)([ \t]+)$")
 
 
 def _to_original(rewrites: Sequence[Rewritten], span: tuple[int, int]) -> tuple[int, int]:

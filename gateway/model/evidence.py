@@ -45,11 +45,14 @@ from dataclasses import dataclass, field
 from gateway.model.detection import paragraph_of
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import BoundedCache, Measure, Verdict, canon
+from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import TermOccurrence, Token
 
 # How many of a unit's clues a decision names as its evidence (strongest first).
 SHOWN_CLUES = 8
+# A modifier with no generalization is left out only when its own clue is at least this share of the threshold.
+OMIT_FLOOR = 0.5
 
 
 @dataclass(slots=True)
@@ -187,16 +190,23 @@ class Accumulator:
     ) -> None:
         """Move ``key`` along its chain to a generalization whose clue for c is at most ``goal``, or the lowest."""
         fresh = key not in risky
+        # A modifier with no generalization is left out (modifiers.py) only when its clue is strong on its own: a
+        # weak one ("little", "recently") carries more of the sentence's meaning than of c.
+        strong = self.clue(frozenset({key}), entities, policy)[c] >= OMIT_FLOOR * entities[c].ic / policy.alpha
         if fresh:
             r = Risky(key, "stream-evidence" if earlier else "evidence", verdict, group=shown, earlier=earlier)
             self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
+            if not strong and is_omitted(r.current):
+                r.redacted = True
+            r.omit = r.omit and strong
             start = self.clue(frozenset({key}), entities, policy)[c]
             saved = (-1, 0)
         else:
             r = risky[key]
             cur = r.current
-            if cur is None:
+            if cur is None or is_omitted(cur):
                 return
+            r.omit = r.omit and strong
             start = self.clue(self.generalizer.keys_of(cur), entities, policy)[c]
             saved = (r.position, len(r.steps))
             self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)

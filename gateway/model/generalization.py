@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
+from gateway.model.modifiers import OMITTED, is_omitted, omittable
 from gateway.model.records import Entity, SanitizePolicy, Step
 from gateway.model.taxonomy import Generalization, Sense, Taxonomy, choose_sense
 from gateway.model.terms import TermOccurrence, Token
@@ -31,6 +32,8 @@ class Risky:
     redacted: bool = False
     name: bool | None = None  # written as a name (capitalized mid-sentence); None: not looked at
     earlier: frozenset[str] = frozenset()  # a stream's remembered keys in the group that made it risky
+    # A modifier that may be left out when its chain runs out, instead of being redacted (modifiers.py).
+    omit: bool = False
 
     @property
     def current(self) -> Generalization | None:
@@ -117,6 +120,7 @@ class Generalizer:
             # A name the knowledge base lacks is a person, a place, an organisation: "a person", not a gap.
             noun = KIND_NOUNS[kind]
             r.chain = [Generalization(term=noun, source=f"name-kind:{kind}"), *self.taxonomy.generalizations(noun)]
+        r.omit = policy.omit_modifiers and omittable(tokens, occs, self.taxonomy)
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
 
     def _near(
@@ -217,6 +221,12 @@ class Generalizer:
         while True:
             r.position += 1
             if r.position >= len(r.chain):
+                if r.omit and not (r.chain and is_omitted(r.chain[-1])):
+                    # Nothing above it is safe, but it is a modifier: left out, the sentence still reads.
+                    r.chain.append(OMITTED)
+                    r.steps.append(Step(term="", source=OMITTED.source, pmi=None, threshold=None, entity=None,
+                                        accepted=True))  # fmt: skip
+                    return
                 r.redacted = True
                 return
             step = self.judge(r.chain[r.position], entities, policy, group=group, forbidden=forbidden)

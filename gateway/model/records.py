@@ -48,6 +48,9 @@ class SanitizePolicy:
     stream_evidence: bool = False
     # Ranks and exact quantities in a paragraph that names c are coarsened (facts.py).
     coarsen_facts: bool = True
+    # An adjective or adverb the summed evidence must lower but WordNet cannot generalize is left out where it
+    # modifies the next word ("Jewish community" -> "community"; modifiers.py).
+    omit_modifiers: bool = True
     unknown: UnknownTerms = "context"
     allow: frozenset[str] = frozenset()
     deny: frozenset[str] = frozenset()
