@@ -317,7 +317,8 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                                    "encrypted", "unreadable", "allow", "deny", "unknown_terms", "max_group",
                                    "aliases", "description", "stream_memory_days", "identifiers",
                                    "address_level", "evidence_budget", "evidence_floor",
-                                   "coarsen_facts", "stream_evidence", "omit_modifiers"])  # fmt: skip
+                                   "coarsen_facts", "stream_evidence", "omit_modifiers",
+                                   "named_budget"])  # fmt: skip
         identifiers = _identifiers(r, prefix, p)
         entities = r.get(p, prefix, "entities", list, None if not identifiers else [])
         if (not entities and not identifiers) or not all(isinstance(x, str) and x.strip() for x in entities):
@@ -353,6 +354,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                 coarsen_facts=r.get(p, prefix, "coarsen_facts", bool, True),
                 stream_evidence=r.get(p, prefix, "stream_evidence", bool, False),
                 omit_modifiers=r.get(p, prefix, "omit_modifiers", bool, True),
+                named_budget=float(r.get(p, prefix, "named_budget", (int, float), 1.0)),
                 allow=frozenset(r.get(p, prefix, "allow", list, [])),
                 deny=frozenset(r.get(p, prefix, "deny", list, [])),
                 aliases=tuple(alias_pairs),

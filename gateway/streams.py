@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from gateway.config import PolicyConfig
-from gateway.model.memory import Disclosure, Memory
+from gateway.model.memory import Disclosure, Memory, counted
 from gateway.store.base import Store, StreamQuery
 
 DAY = 86400.0
@@ -143,7 +143,10 @@ def recall(
     out: dict[str, Memory] = {}
     for name, since in cutoff.items():
         rows = tuple(d for d in found if d.policy == name and d.at >= since)
-        out[name] = folds.memory((name, replace(query, since=0.0)), rows) if folds is not None else Memory.of(rows)
+        if folds is not None:
+            out[name] = folds.memory((name, replace(query, since=0.0)), rows)
+        else:
+            out[name] = Memory.of(rows, thread=thread.root)
     return out
 
 
@@ -175,11 +178,11 @@ class Folds:
             else:
                 first = dict(last[1].first)
                 for d in rows[len(last[0]) :]:
-                    for t in d.terms:
+                    for t in counted(d, key[1].thread):
                         first.setdefault(t, d.message_id)
                 memory = Memory(first)
         else:
-            memory = Memory.of(rows)
+            memory = Memory.of(rows, thread=key[1].thread)
         with self._lock:
             self._last[key] = (rows, memory)
             self._last.move_to_end(key)

@@ -20,7 +20,7 @@ from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateErro
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer
 from gateway.model.identifiers.stage import mask
-from gateway.model.memory import Memory, disclosed_terms
+from gateway.model.memory import Memory, disclosed_terms, named_entities
 from gateway.model.records import Decision
 from gateway.store.base import DecisionRecord, HoldCause
 
@@ -129,8 +129,8 @@ def sanitize_message(
                           disclosed=[memory[p.name].terms if p.name in memory else () for p in policies])  # fmt: skip
         final = outcome.results[-1].text if outcome.results else ""
         disclosed = {
-            p.name: disclosed_terms(engine, final, p.sanitize)
-            for p in policies
+            p.name: disclosed_terms(engine, final, p.sanitize, named=named_entities(r))
+            for p, r in zip(policies, outcome.results, strict=False)
             if p.name in memory and p.sanitize.entities  # an identifiers-only policy has no groups to remember
         }
     except TraceFoundError as exc:

@@ -11,6 +11,7 @@ from extractors.pipeline import DEFAULT_LIMITS, check_output
 from gateway.config import parse_config
 from gateway.errors import ConfigError
 from gateway.model.engine import Engine
+from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_entities, named_marker
 from gateway.model.records import SanitizePolicy
 
 HIV = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=1.0)  # the paper's own line; the default is 2
@@ -113,3 +114,34 @@ def test_only_the_riskiest_remembered_clues_count(engine: Engine) -> None:
     unbounded = engine.sanitize(text, replace(policy, memory_candidates=len(remembered)), disclosed=remembered)
     # A stream-evidence decision records the paragraph's sum as its PMI: every remembered clue adds to it.
     assert max(d.pmi for d in unbounded.decisions) > max(d.pmi for d in r.decisions)
+
+
+def test_a_text_that_names_c_or_whose_thread_did_has_the_named_budget(engine: Engine) -> None:
+    # A lax budget for ordinary mail; the paper's line where the text (or its thread) is about c.
+    policy = replace(HIV, evidence_budget=4.0, named_budget=1.0)
+    assert not engine.sanitize(CLUES, policy).decisions
+    named = engine.sanitize("Her HIV result came.\n" + CLUES, policy)
+    assert any(d.reason == "evidence" for d in named.decisions)
+    lax = engine.sanitize("Her HIV result came.\n" + CLUES, replace(policy, named_budget=0))
+    assert not any(d.reason == "evidence" for d in lax.decisions)
+    # An earlier message of the thread named c: the memory says so, and this text is judged as about c.
+    r = engine.sanitize(CLUES, policy, disclosed=(named_marker("HIV"),))
+    assert [d.term for d in r.decisions] and all(d.reason == "evidence" for d in r.decisions)
+    assert engine.sanitize(CLUES, replace(policy, named_budget=0), disclosed=(named_marker("HIV"),)).text == CLUES
+    # The marker is not a term: it joins no group and is never written.
+    assert "named" not in r.text
+
+
+def test_the_memory_keeps_that_c_was_named_for_its_thread_only(engine: Engine) -> None:
+    policy = replace(HIV, evidence_budget=4.0, named_budget=1.0)
+    result = engine.sanitize("Her HIV result came back.", policy)
+    assert named_entities(result) == {"HIV"}
+    terms = disclosed_terms(engine, result.text, policy, named=named_entities(result))
+    assert named_marker("HIV") in terms
+    said = Disclosure(message_id="m1", at=0.0, policy="p", sender="a@x", recipient="b@y", terms=terms, thread="<t1>")
+    assert named_marker("HIV") in Memory.of((said,), thread="<t1>").terms
+    # Another thread of the same stream (a list's other messages) keeps the terms, not that c was named.
+    other = Memory.of((said,), thread="<t2>").terms
+    assert named_marker("HIV") not in other and set(terms) - {named_marker("HIV")} <= other
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=("HIV",), named_budget=-1)

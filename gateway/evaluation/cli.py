@@ -47,6 +47,10 @@ def add_parser(sub: Any) -> None:
                         help="a paragraph's summed clues may reach this many times IC(c)/alpha (0: off)")  # fmt: skip
     common.add_argument("--evidence-floor", type=float, default=0.2,
                         help="a clue counts from this share of the threshold on its own")  # fmt: skip
+    common.add_argument("--named-budget", type=float, default=1.0,
+                        help="evidence budget in a text (or thread) naming c (0: --evidence-budget)")  # fmt: skip
+    common.add_argument("--no-omit", action="store_true",
+                        help="redact a modifier WordNet cannot generalize (omit_modifiers = false)")  # fmt: skip
     common.add_argument("--no-facts", action="store_true",
                         help="keep ranks and exact counts where c is named (coarsen_facts = false)")  # fmt: skip
     common.add_argument("--unknown", choices=("context", "keep", "redact"), default="context",
@@ -145,7 +149,8 @@ def run(args: argparse.Namespace) -> int:
         report = evaluate(engine, docs, args.alpha, dataset=name, attackers=attackers, progress=bar.update,
                           max_group=args.max_group, unknown=args.unknown, analyzer=analyzer,
                           evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
-                          coarsen_facts=not args.no_facts,
+                          coarsen_facts=not args.no_facts, named_budget=args.named_budget,
+                          omit_modifiers=not args.no_omit,
                           model=not args.no_model, identifiers=kinds, kinds_name=args.identifiers or "")  # fmt: skip
     out = args.out or Path("eval-out") / name
     written = write(report, out, with_plots=not args.no_plots)
@@ -188,7 +193,8 @@ def _threads(args: argparse.Namespace) -> int:
         report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attacker=attacker,
                                   progress=bar.update, max_group=args.max_group, unknown=args.unknown,
                                   evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
-                                  coarsen_facts=not args.no_facts)  # fmt: skip
+                                  coarsen_facts=not args.no_facts, named_budget=args.named_budget,
+                                  omit_modifiers=not args.no_omit)  # fmt: skip
     out = args.out or Path("eval-out") / "threads"
     out.mkdir(parents=True, exist_ok=True)
     text = threads_markdown(report)

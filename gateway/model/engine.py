@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
@@ -49,6 +50,7 @@ from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_s
 from gateway.model.incremental import LineTerms, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
+from gateway.model.memory import NAMED, NAMING, named_in
 from gateway.model.modifiers import is_omitted
 from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
 from gateway.model.records import (
@@ -254,8 +256,12 @@ class Engine:
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
+        # Entities an earlier message of the thread named (memory.py): this text is about them too.
+        named = set(named_in(disclosed)) & {e.name for e in entities}
+        disclosed = [k for k in disclosed if not k.startswith(NAMED)]
         memo = self._text_memo(policy, entities)
-        if (unchanged := self._if_clean(text, policy, entities, avoid, disclosed, memo)) is not None:
+        judged = replace(policy, evidence_budget=policy.budget(True)) if named else policy
+        if (unchanged := self._if_clean(text, judged, entities, avoid, disclosed, memo)) is not None:
             return unchanged
         original_keys: list[str] = []
         current = text
@@ -285,6 +291,7 @@ class Engine:
                 disclosed=disclosed,
                 memo=memo if self.incremental else self._text_memo(policy, entities),
                 first=rounds == 1,
+                named=named,
             )
             if not found:
                 break
@@ -375,6 +382,7 @@ class Engine:
         disclosed: Collection[str] = (),
         memo: TextMemo | None = None,
         first: bool = False,
+        named: set[str] | None = None,
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
         memo = memo or self._text_memo(policy, entities)
@@ -401,8 +409,13 @@ class Engine:
                                             redact=redact_all, remembered=remembered, memo=memo.groups))  # fmt: skip
         if policy.mode != "redact":  # weak clues that add up over a paragraph (evidence.py); it never redacts
             stream = disclosed if policy.stream_evidence else ()
+            # A text that names c (in any round: later rounds no longer hold the name) is about c.
+            named = set() if named is None else named
+            named.update(v.entity.name for r in risky.values()
+                         if r.reason in NAMING and (v := r.verdict) is not None and v.entity is not None)  # fmt: skip
             self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
-                                 disclosed=stream, surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
+                                 disclosed=stream, named=named,
+                                 surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
                 self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)

@@ -110,6 +110,7 @@ class Accumulator:
         forbidden: set[str],
         *,
         disclosed: Collection[str] = (),
+        named: Collection[str] = (),
         surface: Callable[[str], str] = lambda k: k,
     ) -> None:
         """Lower the strongest clues of every unit that is over its budget (adds to ``risky``)."""
@@ -122,7 +123,8 @@ class Accumulator:
                 paragraphs.setdefault(p, []).append(key)
         allow = {self.generalizer.key(t) for t in policy.allow}
         names = {k for e in entities for k in e.keys}
-        budgets = [policy.evidence_budget * e.ic / policy.alpha for e in entities]
+        # A text about c (it, or its thread, named c) has the policy's stricter named_budget for c.
+        budgets = [policy.budget(e.name in named) * e.ic / policy.alpha for e in entities]
         remembered: list[tuple[float, str, tuple[float, ...]]] = []
         for key in disclosed:
             if key in by_key or key in allow or key in names:

@@ -23,7 +23,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gateway.model.records import SanitizePolicy
+from gateway.model.records import SanitizePolicy, SanitizeResult
+
+# Decisions that say a text names an entity.
+NAMING = frozenset({"entity-name", "derived-form"})
 
 if TYPE_CHECKING:  # the records above are the store's too; it needs no engine to read them
     from gateway.model.engine import Engine
@@ -43,6 +46,28 @@ class Disclosure:
     mail_id: str = ""  # the earlier message's own Message-ID header
 
 
+# Remembered with a message's terms: the entities its text named (and the engine replaced). A later message of the
+# same thread is about c too, and its evidence is judged at the policy's named_budget. A key never holds "[".
+NAMED = "[named] "
+
+
+def named_marker(entity: str) -> str:
+    return NAMED + entity
+
+
+def named_in(disclosed: Iterable[str]) -> frozenset[str]:
+    """The entities ``disclosed`` says an earlier message named."""
+    return frozenset(t[len(NAMED) :] for t in disclosed if t.startswith(NAMED))
+
+
+def counted(d: Disclosure, thread: str) -> Iterable[str]:
+    """A disclosure's terms as they count for a message of ``thread``: that c was named, within its thread only
+    (a list's other messages are about other things); the terms across the whole stream, as groups."""
+    if d.thread and d.thread == thread:
+        return d.terms
+    return (t for t in d.terms if not t.startswith(NAMED))
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     """Everything one policy remembers for a new message: each term its streams disclosed, with the
@@ -55,11 +80,11 @@ class Memory:
     first: Mapping[str, str] = field(default_factory=dict)  # term -> the message id that disclosed it first
 
     @classmethod
-    def of(cls, disclosures: Iterable[Disclosure]) -> Memory:
-        """The memory of ``disclosures``, oldest first."""
+    def of(cls, disclosures: Iterable[Disclosure], *, thread: str = "") -> Memory:
+        """The memory of ``disclosures``, oldest first, for a message of ``thread`` (its root Message-ID)."""
         first: dict[str, str] = {}
         for d in disclosures:
-            for t in d.terms:
+            for t in counted(d, thread):
                 if t not in first:
                     first[t] = d.message_id
         return cls(first)
@@ -74,10 +99,17 @@ class Memory:
         return tuple(dict.fromkeys(m for t, m in self.first.items() if t in wanted))
 
 
-def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[str, ...]:
-    """The terms of ``text`` (a sanitized output) that a later group could build on, riskiest first."""
+def named_entities(result: SanitizeResult) -> frozenset[str]:
+    """The entities a sanitized text named (its names and their derived forms, replaced)."""
+    return frozenset(d.entity for d in result.decisions if d.reason in NAMING and d.entity)
+
+
+def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy, *, named: Iterable[str] = ()) -> tuple[str, ...]:
+    """The terms of ``text`` (a sanitized output) that a later group could build on, riskiest first; then a
+    marker for each entity of the policy in ``named`` (the ones the original text named)."""
+    markers = tuple(named_marker(e) for e in policy.entities if e in set(named))
     if not text.strip():
-        return ()
+        return markers
     entities = engine.entities_of(policy)
     names = {k for e in entities for k in e.keys}
     allow = {engine.key(t) for t in policy.allow}
@@ -93,4 +125,4 @@ def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy) -> tuple[
         if v.n >= engine.estimator.min_support and v.ratio >= floor:
             scored.append((v.ratio, key))
     scored.sort(key=lambda rk: (-rk[0], rk[1]))
-    return tuple(k for _r, k in scored)
+    return tuple(k for _r, k in scored) + markers

@@ -51,6 +51,10 @@ class SanitizePolicy:
     # An adjective or adverb the summed evidence must lower but WordNet cannot generalize is left out where it
     # modifies the next word ("Jewish community" -> "community"; modifiers.py).
     omit_modifiers: bool = True
+    # The evidence budget in a text that names c, or whose thread named c in an earlier message (memory.py): its
+    # clues are no chance co-occurrences of everyday words, which is what the larger default budget spares.
+    # 0: the same as evidence_budget.
+    named_budget: float = 1.0
     unknown: UnknownTerms = "context"
     allow: frozenset[str] = frozenset()
     deny: frozenset[str] = frozenset()
@@ -75,12 +79,20 @@ class SanitizePolicy:
             raise ConfigError(f"max_group must be 1, 2 or 3, got {self.max_group!r}")
         if not (self.evidence_budget >= 0 and math.isfinite(self.evidence_budget)):
             raise ConfigError(f"evidence_budget must be a number >= 0 (0: off), got {self.evidence_budget!r}")
+        if not (self.named_budget >= 0 and math.isfinite(self.named_budget)):
+            raise ConfigError(f"named_budget must be a number >= 0 (0: evidence_budget), got {self.named_budget!r}")
         if not 0 < self.evidence_floor <= 1:
             raise ConfigError(f"evidence_floor must be in (0, 1], got {self.evidence_floor!r}")
         if self.memory_candidates < 0:
             raise ConfigError("memory_candidates must be at least 0")
         if self.max_rounds < 1:
             raise ConfigError("max_rounds must be at least 1")
+
+    def budget(self, named: bool) -> float:
+        """The evidence budget for an entity the text (or its thread) named, or did not."""
+        if named and self.named_budget > 0:
+            return min(self.evidence_budget, self.named_budget)
+        return self.evidence_budget
 
 
 @dataclass(frozen=True, slots=True)
