@@ -9,7 +9,7 @@ import pytest
 
 from gateway.errors import ConfigError, InputError, UnknownEntityError
 from gateway.knowledge.local import LocalIndex
-from gateway.model.derived import acronym_plural
+from gateway.model.derived import acronym_plural, shared_stem
 from gateway.model.detection import DERIVED_MAX_SUPPORT
 from gateway.model.engine import Engine
 from gateway.model.knowledge import Estimator
@@ -325,3 +325,17 @@ def test_a_name_is_whole_alone_or_joined_by_a_lower_case_word() -> None:
     assert Generalizer._whole_name(text, named, 22, 32) == "PERSON"  # John Wesley
     assert Generalizer._whole_name(text, named, 52, 59) is None  # Griffin: part of Randall Griffin
     assert Generalizer._whole_name(text, named, 33, 41) is None  # no name there
+
+
+def test_a_rare_word_that_shares_a_names_stem_is_the_name(engine: Engine) -> None:
+    ent = engine.entity("Anglicanism")
+    names = {k: ent for k in ent.keys}
+    # "Ecclesia Anglicana": the name's stem with another ending, which no suffix rule lists.
+    found = engine.detector.derived("anglicana", "Anglicana", 0, names, [ent], 2.0)
+    assert found is not None and found[1] == "derived-form"
+    # A shorter shared start is a different word ("anglers"), and a common word keeps its own counts.
+    assert engine.detector.derived("anglers", "anglers", 0, names, [ent], 2.0) is None
+    assert shared_stem("anglicana", ["anglicanism"]) == "anglicanism"
+    assert shared_stem("heterosexism", ["heterosexual", "heterosexuality"]) == "heterosexual"
+    assert shared_stem("anglicize", ["anglicanism"]) is None
+    assert shared_stem("alcohol", ["alcoholism"]) is None  # seven letters are no stem

@@ -70,6 +70,24 @@ def glued_names(word: str, names: Iterable[str]) -> Iterator[tuple[str, str]]:
             yield name, word[: -len(name)]
 
 
+STEM = 8  # letters a word must share with a name to be read as a form of it
+STEM_ENDING = 4  # what the name may have after the shared letters: an ending ("-ism", "-ual"), not a word
+
+
+def shared_stem(word: str, names: Iterable[str]) -> str | None:
+    """A one-word name whose stem ``word`` shares, where the name only adds an ending after it ("anglicana",
+    "heterosexism" for "anglicanism", "heterosexual"): another form of the name that no suffix rule lists."""
+    for name in names:
+        if " " in name or len(name) < STEM or name == word:
+            continue
+        shared = next(
+            (i for i, (a, b) in enumerate(zip(word, name, strict=False)) if a != b), min(len(word), len(name))
+        )
+        if shared >= STEM and len(name) - shared <= STEM_ENDING:
+            return name
+    return None
+
+
 def numbered_name(word: str) -> str | None:
     """The letters of a word that is letters with digits glued on ("hiv1" -> "hiv", "43hiv" -> "hiv"), else None.
 

@@ -27,6 +27,7 @@ from gateway.model.derived import (
     derivation_bases,
     glued_names,
     numbered_name,
+    shared_stem,
 )
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.incremental import Classified, GroupMemo, Members, TextMemo
@@ -162,6 +163,8 @@ class Detector:
             v = self.measure.term(base, entities, alpha)
             if v.n >= DERIVED_MIN_BASE and v.risky:
                 return v, "derived-form"
+        if (name := shared_stem(key, sorted(names))) is not None:
+            return name_verdict(names[name], alpha), "derived-form"
         return None
 
     def remembered(
