@@ -126,7 +126,7 @@ def test_a_text_that_names_c_or_whose_thread_did_has_the_named_budget(engine: En
     assert not any(d.reason == "evidence" for d in lax.decisions)
     # An earlier message of the thread named c: the memory says so, and this text is judged as about c.
     r = engine.sanitize(CLUES, policy, disclosed=(named_marker("HIV"),))
-    assert [d.term for d in r.decisions] and all(d.reason == "evidence" for d in r.decisions)
+    assert [d.term for d in r.decisions] and all(d.reason == "stream-evidence" for d in r.decisions)
     assert engine.sanitize(CLUES, replace(policy, named_budget=0), disclosed=(named_marker("HIV"),)).text == CLUES
     # The marker is not a term: it joins no group and is never written.
     assert "named" not in r.text

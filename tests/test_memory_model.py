@@ -14,7 +14,7 @@ from gateway.errors import ConfigError
 from gateway.evaluation.threads import split_thread
 from gateway.model.detection import _combinations
 from gateway.model.engine import Engine
-from gateway.model.memory import Disclosure, Memory, disclosed_terms
+from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_marker
 from gateway.model.records import SanitizePolicy
 from gateway.streams import cutoffs, header_block, thread_of
 
@@ -182,3 +182,39 @@ def test_a_unit_with_remembered_terms_has_one_key_per_members() -> None:
     generalized = {**a, "dose": (frozenset({"amount"}), 0.4)}
     assert _unit_key(a, {"clinic"}, 3) != _unit_key(generalized, {"clinic"}, 3)
     assert _unit_key({"a\x1fb": (frozenset({"a"}), 1.0)}, (), 3) is None  # a separator inside: no key at all
+
+
+def test_a_thread_that_named_c_makes_its_later_messages_stricter_and_says_which(engine: Engine) -> None:
+    import tempfile
+    from pathlib import Path
+
+    from extractors.mail import ContentPolicy
+    from gateway.config import PolicyConfig
+    from gateway.evaluation.datasets import EvalDocument
+    from gateway.evaluation.threads import run_thread
+    from gateway.store.sqlite import SQLiteStore
+
+    # Ordinary mail at a lax budget; a thread about c at the paper's line. The second message does not name c.
+    sanitize = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=4.0, named_budget=1.0)
+    doc = EvalDocument("t", "HIV", "Her HIV result came.\n" + LATER)
+    parts = ["Her HIV result came.", LATER]
+    kept = {}
+    for days in (0.0, 30.0):
+        policy = PolicyConfig(name="p", content=ContentPolicy(), sanitize=sanitize, stream_memory_days=days)
+        with tempfile.TemporaryDirectory() as tmp:
+            store = SQLiteStore(Path(tmp) / "s.db")
+            try:
+                result, joined = run_thread(engine, store, doc, policy, parts, 0)
+            finally:
+                store.close()
+        kept[days] = (result, joined)
+    alone, memory = kept[0.0][0], kept[30.0][0]
+    assert LATER in kept[0.0][1] and LATER not in kept[30.0][1]
+    assert alone.stream_decisions == 0 and memory.stream_decisions >= 1
+    # The engine alone: the marker in the memory is why, and the audit maps it to the first message.
+    r = engine.sanitize(LATER, sanitize, disclosed=(named_marker("HIV"),))
+    assert all(d.reason == "stream-evidence" and d.earlier == (named_marker("HIV"),) for d in r.decisions)
+    said = Disclosure(message_id="m1", at=0.0, policy="p", sender="a@x", recipient="b@y",
+                      terms=(named_marker("HIV"),), thread="<t>")  # fmt: skip
+    assert Memory.of((said,), thread="<t>").sources(r.decisions[0].earlier) == ("m1",)
+    assert Memory.of((said,), thread="<other>").sources(r.decisions[0].earlier) == ()

@@ -163,8 +163,8 @@ class Detector:
             v = self.measure.term(base, entities, alpha)
             if v.n >= DERIVED_MIN_BASE and v.risky:
                 return v, "derived-form"
-        if (name := shared_stem(key, sorted(names))) is not None:
-            return name_verdict(names[name], alpha), "derived-form"
+        if (stem := shared_stem(key, sorted(names))) is not None:
+            return name_verdict(names[stem], alpha), "derived-form"
         return None
 
     def remembered(

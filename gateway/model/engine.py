@@ -257,10 +257,11 @@ class Engine:
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
         # Entities an earlier message of the thread named (memory.py): this text is about them too.
-        named = set(named_in(disclosed)) & {e.name for e in entities}
+        thread_named = named_in(disclosed) & {e.name for e in entities}
+        text_named: set[str] = set()  # filled by the rounds: later rounds no longer hold the name
         disclosed = [k for k in disclosed if not k.startswith(NAMED)]
         memo = self._text_memo(policy, entities)
-        judged = replace(policy, evidence_budget=policy.budget(True)) if named else policy
+        judged = replace(policy, evidence_budget=policy.budget(True)) if thread_named else policy
         if (unchanged := self._if_clean(text, judged, entities, avoid, disclosed, memo)) is not None:
             return unchanged
         original_keys: list[str] = []
@@ -291,7 +292,7 @@ class Engine:
                 disclosed=disclosed,
                 memo=memo if self.incremental else self._text_memo(policy, entities),
                 first=rounds == 1,
-                named=named,
+                named=(thread_named, text_named),
             )
             if not found:
                 break
@@ -382,7 +383,7 @@ class Engine:
         disclosed: Collection[str] = (),
         memo: TextMemo | None = None,
         first: bool = False,
-        named: set[str] | None = None,
+        named: tuple[Collection[str], set[str]] = ((), set()),
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
         memo = memo or self._text_memo(policy, entities)
@@ -410,11 +411,12 @@ class Engine:
         if policy.mode != "redact":  # weak clues that add up over a paragraph (evidence.py); it never redacts
             stream = disclosed if policy.stream_evidence else ()
             # A text that names c (in any round: later rounds no longer hold the name) is about c.
-            named = set() if named is None else named
-            named.update(v.entity.name for r in risky.values()
-                         if r.reason in NAMING and (v := r.verdict) is not None and v.entity is not None)  # fmt: skip
+            thread_named, text_named = named
+            text_named.update(v.entity.name for r in risky.values()
+                              if r.reason in NAMING and (v := r.verdict) and v.entity is not None)  # fmt: skip
             self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
-                                 disclosed=stream, named=named,
+                                 disclosed=stream, named=set(thread_named) | text_named,
+                                 thread_named=set(thread_named) - text_named,
                                  surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from gateway.model.detection import paragraph_of
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import BoundedCache, Measure, Verdict, canon
+from gateway.model.memory import named_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import TermOccurrence, Token
@@ -111,6 +112,7 @@ class Accumulator:
         *,
         disclosed: Collection[str] = (),
         named: Collection[str] = (),
+        thread_named: Collection[str] = (),
         surface: Callable[[str], str] = lambda k: k,
     ) -> None:
         """Lower the strongest clues of every unit that is over its budget (adds to ``risky``)."""
@@ -125,6 +127,8 @@ class Accumulator:
         names = {k for e in entities for k in e.keys}
         # A text about c (it, or its thread, named c) has the policy's stricter named_budget for c.
         budgets = [policy.budget(e.name in named) * e.ic / policy.alpha for e in entities]
+        # Named only by an earlier message of the thread: below the usual budget, a decision is the memory's.
+        lax = [policy.evidence_budget * e.ic / policy.alpha if e.name in thread_named else 0.0 for e in entities]
         remembered: list[tuple[float, str, tuple[float, ...]]] = []
         for key in disclosed:
             if key in by_key or key in allow or key in names:
@@ -169,6 +173,8 @@ class Accumulator:
                 verdict = Verdict(0, entities[over], totals[over], budgets[over], totals[over] / budgets[over])
                 shown = tuple(surface(k) for k in strongest if clues[k][over] > 0)
                 from_memory = frozenset(earlier) if own < budgets[over] else frozenset()
+                if totals[over] < lax[over]:
+                    from_memory |= {named_marker(entities[over].name)}
                 self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
                             context, entities, policy, forbidden)  # fmt: skip
 

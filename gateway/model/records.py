@@ -9,7 +9,7 @@ from typing import Any, Literal
 from gateway.errors import ConfigError
 from gateway.model.rewrite import TextEdit
 
-Action = Literal["generalize", "redact"]
+Action = Literal["generalize", "redact", "omit"]  # omit: a modifier left out (modifiers.py)
 Mode = Literal["generalize", "redact"]
 UnknownTerms = Literal["context", "redact", "keep"]
 
