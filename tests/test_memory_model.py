@@ -218,3 +218,22 @@ def test_a_thread_that_named_c_makes_its_later_messages_stricter_and_says_which(
                       terms=(named_marker("HIV"),), thread="<t>")  # fmt: skip
     assert Memory.of((said,), thread="<t>").sources(r.decisions[0].earlier) == ("m1",)
     assert Memory.of((said,), thread="<other>").sources(r.decisions[0].earlier) == ()
+
+
+def test_the_front_s_folded_memories_keep_that_c_was_named_for_its_thread_only() -> None:
+    from gateway.store.base import StreamQuery
+    from gateway.streams import Folds
+
+    def said(i: int, thread: str, *terms: str) -> Disclosure:
+        return Disclosure(message_id=f"m{i}", at=float(i), policy="p", sender="s", recipient="r", terms=terms,
+                          thread=thread)  # fmt: skip
+
+    rows = (said(1, "<a>", "clinic", named_marker("HIV")), said(2, "<b>", "dose"))
+    for thread, named in (("<a>", True), ("<b>", False)):
+        folds = Folds()
+        key = ("p", StreamQuery(policies=("p",), sender="s", recipients=("r",), thread=thread))
+        first = folds.memory(key, rows[:1])
+        grown = folds.memory(key, rows)  # extended by the new row, not folded again
+        for m in (first, grown, Memory.of(rows, thread=thread)):
+            assert (named_marker("HIV") in m.terms) is named and "clinic" in m.terms
+        assert grown.terms == Memory.of(rows, thread=thread).terms

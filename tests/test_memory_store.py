@@ -154,9 +154,9 @@ def test_folded_memories_are_extended_only_when_the_rows_only_grew(tmp_path: Pat
     folded: list[int] = []
     fold = Memory.of
 
-    def counting(rows: object) -> Memory:
+    def counting(rows: object, **kw: str) -> Memory:
         folded.append(1)
-        return fold(rows)  # type: ignore[arg-type]
+        return fold(rows, **kw)  # type: ignore[arg-type]
 
     def both(now: float | None = None) -> Memory:
         kw: dict[str, object] = dict(sender="doc@clinic.example", recipients=["ins@payer.example"],
