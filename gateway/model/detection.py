@@ -18,7 +18,6 @@ import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
 
 from gateway.model.derived import (
     PREFIXES,
@@ -31,7 +30,7 @@ from gateway.model.derived import (
 )
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.incremental import Classified, GroupMemo, Members, TextMemo
-from gateway.model.measure import Conjuncts, Measure, Verdict, canon, name_verdict
+from gateway.model.measure import Conjuncts, Measure, Verdict, canon, compact, name_verdict
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import STOPWORDS, TermOccurrence, Token
 
@@ -42,8 +41,8 @@ class Detector:
         self.generalizer = generalizer
         self.key = key
         self._memory_ratios = _RememberedRatios()
-        self._safe_groups: _SafeGroups[Conjuncts] = _SafeGroups()
-        self._safe_units: _SafeGroups[str] = _SafeGroups(max_groups=4096)  # units with remembered terms
+        self._safe_groups: _SafeGroups = _SafeGroups()  # by measure.compact(conjuncts): a fifth of the tuple
+        self._safe_units: _SafeGroups = _SafeGroups(max_groups=4096)  # units with remembered terms
 
     def classify(
         self,
@@ -348,13 +347,16 @@ class Detector:
                 if size == 2 and self.measure.scarce(conj):
                     scarce.add(frozenset(combo))
                     continue
-                if conj in judged or conj in safe:
+                if conj in judged:
+                    continue
+                known = compact(conj)
+                if known in safe:
                     continue
                 v = self.measure.risky_group(conj, entities, policy.alpha)
                 if v is not None:
                     return combo, v
                 judged.add(conj)
-                safe.add(conj)
+                safe.add(known)
         return None
 
 
@@ -446,7 +448,7 @@ class _RememberedRatios:
     measure's compact keys and caches. The ratio is a function of K, the key, the entities and alpha.
     """
 
-    MAX_KEYS = 50_000  # per entity set and alpha; then started again (a key costs ~150 bytes)
+    MAX_KEYS = 20_000  # per entity set and alpha; then started again (~100 bytes a key)
 
     def __init__(self) -> None:
         self._by: dict[tuple[tuple[Entity, ...], float], dict[str, float | None]] = {}
@@ -479,10 +481,9 @@ def _unit_key(members: Members, fixed: Collection[str], max_group: int) -> str |
 
 
 _SEP = "\x1d"
-_Known = TypeVar("_Known", str, Conjuncts)
 
 
-class _SafeGroups(Generic[_Known]):
+class _SafeGroups:
     """Groups (or units of members) found not risky, per entity set and alpha, across the texts a worker judges.
 
     The same pairs and triples recur message after message in a stream (a list's remembered terms
@@ -493,9 +494,9 @@ class _SafeGroups(Generic[_Known]):
 
     def __init__(self, max_groups: int = 20_000) -> None:  # per entity set and alpha; then started again
         self.max_groups = max_groups
-        self._by: dict[tuple[tuple[Entity, ...], float], set[_Known]] = {}
+        self._by: dict[tuple[tuple[Entity, ...], float], set[str]] = {}
 
-    def of(self, entities: Sequence[Entity], alpha: float) -> set[_Known]:
+    def of(self, entities: Sequence[Entity], alpha: float) -> set[str]:
         key = (tuple(entities), alpha)
         groups = self._by.get(key)
         if groups is None or len(groups) > self.max_groups:
