@@ -10,12 +10,12 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, cast
 
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
 from gateway.model.modifiers import OMITTED, is_omitted, omittable
 from gateway.model.records import Entity, SanitizePolicy, Step
-from gateway.model.taxonomy import Generalization, Sense, Taxonomy, choose_sense
+from gateway.model.taxonomy import Generalization, Sense, Taxonomy, Weights, choose_sense_lowered
 from gateway.model.terms import TermOccurrence, Token
 
 
@@ -48,6 +48,41 @@ class NameKinds(Protocol):
     def __call__(self, text: str) -> Iterable[tuple[int, int, str]]: ...
 
 
+class _SentenceWords:
+    """The words (norms, not function words) of a text's sentences, and the sentences of each word."""
+
+    def __init__(self, tokens: Sequence[Token]) -> None:
+        self.by_sentence: dict[int, set[str]] = {}
+        self.lower: dict[str, set[int]] = {}  # a lower-case word -> its sentences
+        self.cased: dict[str, set[int]] = {}  # a word with capitals ("3TC"), by its lower case -> its sentences
+        for t in tokens:
+            if not t.is_stop:
+                self.by_sentence.setdefault(t.sentence, set()).add(t.norm)
+                low = t.norm.lower()
+                (self.lower if low == t.norm else self.cased).setdefault(low, set()).add(t.sentence)
+
+
+class _NearWeights:
+    """What ``{w.lower(): x for w, x in weights.items()}`` would hold, where ``weights`` is a context whose
+    keys are all lower case with every word of ``sentences`` set to NEAR_WEIGHT times its weight (1 when
+    the context lacks it), read one word at a time. A near word with capitals is not in the context, so it
+    weighs NEAR_WEIGHT, and being added last it wins over its lower-case form."""
+
+    __slots__ = ("_base", "_sentences", "_words")
+
+    def __init__(self, base: Mapping[str, float], words: _SentenceWords, sentences: frozenset[int]) -> None:
+        self._base, self._words, self._sentences = base, words, sentences
+
+    def get(self, word: str, /) -> float | None:
+        cased = self._words.cased.get(word)
+        if cased is not None and not self._sentences.isdisjoint(cased):
+            return NEAR_WEIGHT * 1.0
+        lower = self._words.lower.get(word)
+        if lower is not None and not self._sentences.isdisjoint(lower):
+            return NEAR_WEIGHT * self._base.get(word, 1.0)
+        return self._base.get(word)
+
+
 MAX_SENSES_TRIED = 4
 # What a name of each kind is, when the knowledge base does not know the name itself.
 KIND_NOUNS: dict[str, str] = {"PERSON": "person", "LOC": "place", "ORG": "organization"}
@@ -62,7 +97,9 @@ class Generalizer:
         self.key = key
         self._names = names
         self._named: tuple[str, list[tuple[int, int, str]]] | None = None  # the last text's names, by start
-        self._sentences: tuple[Sequence[Token], dict[int, set[str]]] | None = None  # its words by sentence
+        self._sentences: tuple[Sequence[Token], _SentenceWords] | None = None  # its words by sentence
+        # The last round's context (never changed once made) and whether its keys are all lower case.
+        self._context: tuple[Collection[str] | Mapping[str, float], bool] | None = None
 
     def keys_of(self, g: Generalization) -> frozenset[str]:
         return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
@@ -102,12 +139,12 @@ class Generalizer:
             # A name the knowledge base does not know ("Cruise", "Holmes"):
             # its common-noun senses would generalize the wrong thing.
             senses = []
-        context = self._near(context, tokens, occs)
+        weights = self._near(context, tokens, occs)
         r.chain = []
         if first.n_tokens == 1 and not capitalized:
-            self._verb_or_adjective(r, surface, senses, [reading(tokens, o.first_token) for o in occs], context)
+            self._verb_or_adjective(r, surface, senses, [reading(tokens, o.first_token) for o in occs], weights)
         if not r.chain:
-            sense = choose_sense(senses, context=context, capitalized=capitalized)
+            sense = choose_sense_lowered(senses, weights, capitalized=capitalized)
             r.sense = sense.id if sense else None
             r.chain = self.taxonomy.generalizations(surface, r.sense) if senses else []
         head = tokens[first.first_token + first.n_tokens - 1].text
@@ -125,20 +162,24 @@ class Generalizer:
 
     def _near(
         self, context: Collection[str] | Mapping[str, float], tokens: Sequence[Token], occs: Sequence[TermOccurrence]
-    ) -> dict[str, float]:
-        """``context`` with the terms of the sentences the word stands in counted NEAR_WEIGHT times."""
+    ) -> Weights:
+        """``context`` with the terms of the sentences the word stands in counted NEAR_WEIGHT times, keyed by
+        lower-case words (taxonomy.choose_sense_lowered)."""
         if self._sentences is None or self._sentences[0] is not tokens:
-            words: dict[int, set[str]] = {}
-            for t in tokens:
-                if not t.is_stop:
-                    words.setdefault(t.sentence, set()).add(t.norm)
-            self._sentences = (tokens, words)
+            self._sentences = (tokens, _SentenceWords(tokens))
+        words = self._sentences[1]
+        if self._context is None or self._context[0] is not context:
+            lower = isinstance(context, Mapping) and all(k == k.lower() for k in context)
+            self._context = (context, lower)
+        if self._context[1]:
+            # Every key of the context is lower case (a text's terms are): it is read in place, and only the
+            # few words a sense's gloss holds are looked up, rather than copied and lowered for every word.
+            return _NearWeights(cast("Mapping[str, float]", context), words, frozenset(o.sentence for o in occs))
+        near: set[str] = set().union(*(words.by_sentence.get(o.sentence, set()) for o in occs))
         weights = dict(context) if isinstance(context, Mapping) else dict.fromkeys(context, 1.0)
-        by_sentence = self._sentences[1]
-        near: set[str] = set().union(*(by_sentence.get(o.sentence, set()) for o in occs))
         for w in near:
             weights[w] = NEAR_WEIGHT * weights.get(w, 1.0)
-        return weights
+        return {c.lower(): w for c, w in weights.items()}
 
     def _kind(self, text: str, occs: Sequence[TermOccurrence], tokens: Sequence[Token]) -> str | None:
         """The kind most of the term's occurrences have as a whole name (not a part of a longer one).
@@ -179,7 +220,7 @@ class Generalizer:
         return None
 
     def _verb_or_adjective(
-        self, r: Risky, surface: str, nouns: Sequence[Sense], readings: Sequence[str | None], context: Collection[str]
+        self, r: Risky, surface: str, nouns: Sequence[Sense], readings: Sequence[str | None], context: Weights
     ) -> None:
         """A word used as a verb or an adjective generalizes as one ("bitten" -> "gripped", "Methodist" ->
         "denominational"). Used so when it has no noun sense worth the name (WordNet's counts), or when the
@@ -199,7 +240,7 @@ class Generalizer:
                 return
         # The likeliest sense that has a generalization ("infected": the adjective has none, the verb has).
         for _ in range(MAX_SENSES_TRIED):
-            sense = choose_sense(others, context=context, capitalized=False)
+            sense = choose_sense_lowered(others, context, capitalized=False)
             if sense is None:
                 return
             chain = self.taxonomy.generalizations(surface, sense.id)

@@ -7,6 +7,7 @@ chained: an organisation's own taxonomy is asked before WordNet.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -110,19 +111,39 @@ def choose_sense(
     if len(senses) == 1:
         return senses[0]
     weights: Mapping[str, float] = context if isinstance(context, Mapping) else dict.fromkeys(context, 1.0)
-    ctx = {c.lower(): w for c, w in weights.items()}
+    return choose_sense_lowered(senses, {c.lower(): w for c, w in weights.items()}, capitalized=capitalized)
+
+
+class Weights(Protocol):
+    def get(self, word: str, /) -> float | None: ...
+
+
+def choose_sense_lowered(senses: Sequence[Sense], ctx: Weights, *, capitalized: bool) -> Sense | None:
+    """``choose_sense`` with the context's weights already keyed by lower-case words (a text's terms
+    are; copying and lowering its whole context for every word generalized was most of the cost)."""
+    if not senses:
+        return None
+    if len(senses) == 1:
+        return senses[0]
     best: tuple[float, int] | None = None
     chosen = senses[0]
     for rank, s in enumerate(senses):
-        words = {w.strip(".,;:()\"'").lower() for w in s.gloss.split()}
-        for lemma in (*s.lemmas, *s.kinds):
-            words.update(lemma.lower().split())
+        words, root = _sense_words(s)
         # Over the root of the gloss's length: a long gloss matches more words by chance (Lesk's known bias).
         # fsum: exactly rounded, so the choice does not depend on the order a set is read in.
-        overlap = math.fsum(ctx[w] for w in words if w in ctx) * GLOSS_WORDS**0.5 / max(1, len(words)) ** 0.5
+        overlap = math.fsum(x for w in words if (x := ctx.get(w)) is not None) * GLOSS_WORDS**0.5 / root
         fit = 1.0 if (s.is_instance or s.proper) == capitalized else 0.0
         score = 2.0 * overlap + math.log1p(s.frequency) + 3.0 * fit
         key = (score, -rank)
         if best is None or key > best:
             best, chosen = key, s
     return chosen
+
+
+@functools.lru_cache(maxsize=8192)
+def _sense_words(s: Sense) -> tuple[frozenset[str], float]:
+    """The words of a sense's gloss, lemmas and kinds, and the root of their number."""
+    words = {w.strip(".,;:()\"'").lower() for w in s.gloss.split()}
+    for lemma in (*s.lemmas, *s.kinds):
+        words.update(lemma.lower().split())
+    return frozenset(words), max(1, len(words)) ** 0.5
