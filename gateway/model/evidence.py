@@ -142,16 +142,32 @@ class Accumulator:
         earlier = {key: c for _r, key, c in sorted(remembered)[: policy.memory_candidates]}
         base = [sum(c[i] for c in earlier.values()) for i in range(len(entities))]
 
+        # Within one settle the entities and the policy are fixed: a clue is asked once per term, and a key's
+        # clue as it will read changes only when it is the one lowered (its own entry is then dropped).
+        clues_of: dict[frozenset[str], tuple[float, ...]] = {}
+        nows: dict[str, tuple[float, ...]] = {}
+        nothing = tuple(0.0 for _ in entities)
+
+        def clue(keys: frozenset[str]) -> tuple[float, ...]:
+            found = clues_of.get(keys)
+            if found is None:
+                found = clues_of[keys] = self.clue(keys, entities, policy)
+            return found
+
         def now(key: str) -> tuple[float, ...]:
             """The clue as the term will read after this round."""
+            found = nows.get(key)
+            if found is not None:
+                return found
             if key in risky:
                 cur = risky[key].current
-                if cur is None:
-                    return tuple(0.0 for _ in entities)
-                return self.clue(self.generalizer.keys_of(cur), entities, policy)
-            if key in safe:
-                return self.clue(frozenset({key}), entities, policy)
-            return tuple(0.0 for _ in entities)  # allowed, or unknown to K
+                found = nothing if cur is None else clue(self.generalizer.keys_of(cur))
+            elif key in safe:
+                found = clue(frozenset({key}))
+            else:
+                found = nothing  # allowed, or unknown to K
+            nows[key] = found
+            return found
 
         for keys in paragraphs.values():
             unit = _Unit(list(dict.fromkeys(keys)))
@@ -177,6 +193,7 @@ class Accumulator:
                     from_memory |= {named_marker(entities[over].name)}
                 self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
                             context, entities, policy, forbidden)  # fmt: skip
+                nows.pop(target, None)
 
     def _lower(
         self,

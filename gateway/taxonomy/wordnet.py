@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway.errors import TaxonomyError
 from gateway.mapped import MappedFile, MappedFormatError, file_lock, key_table_sections, write_mapped
+from gateway.model.measure import BoundedCache
 from gateway.model.taxonomy import Generalization, Sense
 from gateway.taxonomy.inflection import conjugate
 from gateway.taxonomy.wnreader import MappedLemmas, WordNetReader
@@ -94,6 +95,8 @@ def prepare_data_root(root: Path, source: Path = DEBIAN_WORDNET) -> Path:
 
 
 _LOAD_LOCK = threading.Lock()
+# Words whose senses (and chains) a worker keeps: a few MB; a text's words, round after round.
+ANSWER_CACHE = 4_000
 # nltk parses every index file into a dict of dicts at start (1-3 s, ~80 MB per
 # process) and binary-searches cntlist.rev on disk for every lemma count. We do
 # that once, and lay the result out for memory-mapping beside the database.
@@ -228,6 +231,10 @@ class WordNet:
         self._pertainyms: Mapping[str, tuple[str, ...]] | None = None
         # nltk's reader seeks in shared file objects: one thread at a time.
         self._lock = threading.RLock()
+        # The taxonomy's answers, which only WordNet's files decide: a text asks the same word's senses and
+        # chains again for every occurrence, round and paragraph that lowers it.
+        self._sense_lists: BoundedCache[tuple[str, str], tuple[Sense, ...]] = BoundedCache(ANSWER_CACHE)
+        self._chains: BoundedCache[tuple[str, str | None], tuple[Generalization, ...]] = BoundedCache(ANSWER_CACHE)
 
     # -- lemmatizer ---------------------------------------------------------
     def lemmatize(self, word: str) -> str:
@@ -281,8 +288,16 @@ class WordNet:
 
     # -- taxonomy -----------------------------------------------------------
     def senses(self, term: str) -> list[Sense]:
+        return list(self._sense_lists.get(("n", term), self._sense_list))
+
+    def _sense_list(self, question: tuple[str, str]) -> tuple[Sense, ...]:
+        pos, term = question
         with self._lock:
-            return self._senses(term)
+            return tuple(self._senses(term) if pos == "n" else self._other_senses(term))
+
+    def _chain_of(self, question: tuple[str, str | None]) -> tuple[Generalization, ...]:
+        with self._lock:
+            return tuple(self._generalizations(*question))
 
     def _senses(self, term: str) -> list[Sense]:
         """Noun senses of ``term``; none when the word is mostly not a noun.
@@ -354,8 +369,7 @@ class WordNet:
         return names
 
     def generalizations(self, term: str, sense: str | None = None) -> list[Generalization]:
-        with self._lock:
-            return self._generalizations(term, sense)
+        return list(self._chains.get((term, sense), self._chain_of))
 
     def _generalizations(self, term: str, sense: str | None) -> list[Generalization]:
         if sense is not None and ".n." not in sense:
@@ -370,17 +384,19 @@ class WordNet:
         return list(self._chain(chosen))
 
     def other_senses(self, term: str) -> list[Sense]:
-        with self._lock:
-            return [
-                Sense(
-                    id=s.name(),
-                    lemmas=tuple(_display(n) for n in s.lemma_names()),
-                    gloss=s.definition(),
-                    frequency=sum(lemma.count() for lemma in self._own_lemmas(s, term)),
-                    pos="v" if s.pos() == "v" else "a",
-                )
-                for s in self._other_synsets(term)
-            ]
+        return list(self._sense_lists.get(("o", term), self._sense_list))
+
+    def _other_senses(self, term: str) -> list[Sense]:
+        return [
+            Sense(
+                id=s.name(),
+                lemmas=tuple(_display(n) for n in s.lemma_names()),
+                gloss=s.definition(),
+                frequency=sum(lemma.count() for lemma in self._own_lemmas(s, term)),
+                pos="v" if s.pos() == "v" else "a",
+            )
+            for s in self._other_synsets(term)
+        ]
 
     def _other_synsets(self, term: str) -> list[Synset]:
         if " " in term or not term.isalpha():
