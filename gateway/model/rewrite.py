@@ -9,6 +9,7 @@ reader the hidden word starts with a vowel.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
@@ -292,10 +293,12 @@ def compose(base: Sequence[TextEdit], current: str, later: Sequence[Edit]) -> li
         else:
             clusters.append([item])
             hi = hi_i
-    deltas = [(cs + len(b.text), len(b.text) - (b.end - b.start)) for cs, _ce, b, _ in located if b is not None]
+    deltas = sorted((cs + len(b.text), len(b.text) - (b.end - b.start)) for cs, _ce, b, _ in located if b is not None)
+    ends = [end for end, _d in deltas]
+    shifts = list(itertools.accumulate((d for _end, d in deltas), initial=0))  # shifts[i]: the first i deltas
 
     def to_original(pos: int) -> int:
-        return pos - sum(d for end, d in deltas if end <= pos)
+        return pos - shifts[bisect.bisect_right(ends, pos)]
 
     out: list[TextEdit] = []
     for cluster in clusters:
