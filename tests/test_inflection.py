@@ -1,4 +1,5 @@
-"""LemmInflect read for verbs only (gateway/taxonomy/inflection.py) answers as its whole tables do."""
+"""LemmInflect read for verbs only, held in memory or mapped (gateway/taxonomy/inflection.py), answers as its
+whole tables do."""
 
 from __future__ import annotations
 
@@ -6,8 +7,17 @@ import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
-from gateway.taxonomy.inflection import _lemminflect, conjugate, verb_tag
+from gateway.taxonomy.inflection import (
+    INFLECTIONS_NAME,
+    MappedForms,
+    _lemminflect,
+    _mapped_tables,
+    _verb_tables,
+    conjugate,
+    verb_tag,
+)
 
 TAGS = ("VBD", "VBN", "VBG", "VBZ")
 # The whole tables, in a process of their own; with 500 words of every class from them.
@@ -42,3 +52,28 @@ def test_a_verb_is_written_in_the_form_it_replaces() -> None:
     assert conjugate("grip", "bitten") == "gripped"
     assert conjugate("make", "causes") == "makes"
     assert conjugate("pass on", "went") == "passed on"
+
+
+def test_the_mapped_verb_tables_hold_every_entry_as_the_dicts_do(tmp_path: Path) -> None:
+    import lemminflect
+
+    lemmas, infl = _verb_tables()
+    mapped = _mapped_tables(tmp_path, lemminflect.__version__)
+    assert mapped is not None and (tmp_path / INFLECTIONS_NAME).exists()
+    for table, name in ((lemmas, "lemmas"), (infl, "inflections")):
+        forms = MappedForms(mapped.key_table(name))
+        assert len(forms) == len(table) > 1000
+        for word, entry in table.items():  # LemmInflect asks its tables only get(word, {})
+            got = forms.get(word, {})
+            assert got == entry and list(got) == list(entry)
+            assert all(type(v) is type(entry[k]) for k, v in got.items())
+        assert forms.get("blorfed", {}) == {} and forms.get("", None) is None
+    # laid out once: a second process (here, call) maps the same file
+    assert _mapped_tables(tmp_path, lemminflect.__version__) is not None
+
+
+def test_a_read_only_directory_falls_back_to_the_tables_in_memory(tmp_path: Path) -> None:
+    import lemminflect
+
+    missing = tmp_path / "no" / "such" / "directory"
+    assert _mapped_tables(missing, lemminflect.__version__) is None

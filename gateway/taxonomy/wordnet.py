@@ -226,6 +226,8 @@ class WordNet:
         with _LOAD_LOCK:
             prepare_data_root(root, source)
             self._wn = _load_reader(str(root))
+        # LemmInflect's verbs, laid out beside the prepared index at first use (inflection.py).
+        self._inflections = root / "corpora" / "wordnet"
         self._lemma_cache: dict[str, str] = {}
         self._plural_exceptions: dict[str, str] | None = None
         self._pertainyms: Mapping[str, tuple[str, ...]] | None = None
@@ -279,7 +281,7 @@ class WordNet:
         return f"{head} {out}" if head else out
 
     def conjugate(self, verb: str, like: str) -> str:
-        return conjugate(verb, like)
+        return conjugate(verb, like, tables=self._inflections)
 
     def multiword_nouns(self) -> Iterator[str]:
         for name in self._wn.all_lemma_names(pos="n"):
