@@ -15,6 +15,7 @@ from typing import Literal
 
 from extractors.mail import ContentPolicy, Handling
 from extractors.pipeline import process
+from gateway import heap
 from gateway.config import EngineFiles, PolicyConfig
 from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError, TraceFoundError
 from gateway.model.engine import Engine
@@ -56,6 +57,7 @@ def init_worker(files: EngineFiles) -> None:
     from gateway.assemble import EngineConfig, build_engine, build_identifiers, knowledge_from
 
     _watch_parent()
+    heap.tune()
     _engine = build_engine(EngineConfig(index=files.index, taxonomy=files.taxonomy), knowledge=knowledge_from(files))
     _identifiers = build_identifiers(_engine)
 
@@ -115,6 +117,24 @@ def sanitize_message(
     identifiers: Analyzer | None = None,
 ) -> JobResult:
     """``memory``: for each policy that remembers, what its streams disclosed before (gateway/streams.py)."""
+    try:
+        return _sanitize_message(data, policies, name, engine, memory, identifiers)
+    finally:
+        used = engine or _engine
+        if used is not None:
+            used.forget_texts()  # a large text's tokens are not kept until the next message replaces them
+        if engine is None and len(data) >= heap.TRIM_AFTER_BYTES:
+            heap.trim()  # a worker process (not a thread of the gateway): give back what a large message took
+
+
+def _sanitize_message(
+    data: bytes,
+    policies: Sequence[PolicyConfig],
+    name: str,
+    engine: Engine | None,
+    memory: Mapping[str, Memory] | None,
+    identifiers: Analyzer | None,
+) -> JobResult:
     engine = engine or _engine
     memory = memory or {}
     identifiers = identifiers or _identifiers

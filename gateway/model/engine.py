@@ -177,6 +177,12 @@ class Engine:
         self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
         return tokens, occs
 
+    def forget_texts(self) -> None:
+        """Drop what is kept of the last texts (their tokens, for the next reading of the same text): called
+        when a message is done, so that a large one's tokens do not stay until the next message."""
+        self._recent_terms = ()
+        self.generalizer.forget_text()
+
     def _text_memo(self, policy: SanitizePolicy, entities: Sequence[Entity]) -> TextMemo:
         phrases = self._phrases_for(policy, entities)
         return TextMemo(LineTerms(lambda t: extract_terms(t, self.language.lemmatize, phrases, self._norms)))

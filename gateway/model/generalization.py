@@ -101,6 +101,10 @@ class Generalizer:
         # The last round's context (never changed once made) and whether its keys are all lower case.
         self._context: tuple[Collection[str] | Mapping[str, float], bool] | None = None
 
+    def forget_text(self) -> None:
+        """Drop what is kept of the last text read (its words by sentence, its names, its context)."""
+        self._named = self._sentences = self._context = None
+
     def keys_of(self, g: Generalization) -> frozenset[str]:
         return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
 
@@ -165,13 +169,14 @@ class Generalizer:
     ) -> Weights:
         """``context`` with the terms of the sentences the word stands in counted NEAR_WEIGHT times, keyed by
         lower-case words (taxonomy.choose_sense_lowered)."""
-        if self._sentences is None or self._sentences[0] is not tokens:
-            self._sentences = (tokens, _SentenceWords(tokens))
-        words = self._sentences[1]
-        if self._context is None or self._context[0] is not context:
-            lower = isinstance(context, Mapping) and all(k == k.lower() for k in context)
-            self._context = (context, lower)
-        if self._context[1]:
+        sentences = self._sentences  # read once: forget_text may clear it from another thread
+        if sentences is None or sentences[0] is not tokens:
+            sentences = self._sentences = (tokens, _SentenceWords(tokens))
+        words = sentences[1]
+        known = self._context
+        if known is None or known[0] is not context:
+            known = self._context = (context, isinstance(context, Mapping) and all(k == k.lower() for k in context))
+        if known[1]:
             # Every key of the context is lower case (a text's terms are): it is read in place, and only the
             # few words a sense's gloss holds are looked up, rather than copied and lowered for every word.
             return _NearWeights(cast("Mapping[str, float]", context), words, frozenset(o.sentence for o in occs))
@@ -195,9 +200,10 @@ class Generalizer:
                 word = tokens[i].text
                 if word.islower() and not tokens[i].is_stop and self.taxonomy.senses(word):
                     return None
-        if self._named is None or self._named[0] is not text:
-            self._named = (text, sorted((a, b, kind) for a, b, kind in self._names(text) if kind in KIND_NOUNS))
-        named = self._named[1]
+        found = self._named
+        if found is None or found[0] is not text:
+            found = self._named = (text, sorted((a, b, kind) for a, b, kind in self._names(text) if kind in KIND_NOUNS))
+        named = found[1]
         kinds = {self._whole_name(text, named, o.start, o.end) for o in occs}
         if None in kinds or len(kinds) != 1:
             return None  # a part of a longer name somewhere ("Randall Griffin"): "a person" would not fit there

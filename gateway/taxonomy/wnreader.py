@@ -34,7 +34,9 @@ _SUBSTITUTIONS: dict[str, tuple[tuple[str, str], ...]] = {
 _SUBSTITUTIONS["s"] = _SUBSTITUTIONS["a"]
 _QUOTED = re.compile(r"[\"].*?[\"]")
 _MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
-_MAX_SYNSETS = 20_000  # synsets kept parsed; a worker reads a few thousand
+# Synsets kept parsed (about 2 KB each): the taxonomy keeps its answers per word above them (wordnet.py),
+# so a worker that reads a few thousand synsets a day need not keep them all.
+_MAX_SYNSETS = 4_000
 
 
 class MappedLemmas(Mapping[str, dict[str, list[int]]]):
