@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 from gateway.model.detection import paragraph_of
 from gateway.model.generalization import Generalizer, Risky
-from gateway.model.measure import BoundedCache, Measure, Verdict, canon
+from gateway.model.measure import VERDICT_CACHE, BoundedCache, Measure, Verdict, canon
 from gateway.model.memory import named_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
@@ -69,7 +69,11 @@ class Accumulator:
         self.measure = measure
         self.generalizer = generalizer
         self.support = measure.estimator.min_support
-        self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(200_000)
+        # One entry per term and entity set (about 350 bytes): 5,600 after 750 archive messages; bounded as the
+        # engine's verdicts are, where 200,000 would have let a long-running worker reach ~70 MB.
+        self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(
+            VERDICT_CACHE
+        )
 
     def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
         """PMI(c; t) for every c, of a term written as any of ``keys``; 0 where K barely knows it."""
