@@ -178,6 +178,31 @@ def test_identifiers_go_first_then_the_model(engine: Engine, analyzer: Analyzer)
             assert all(text[a:b] == d.surface for a, b in d.spans[:1])
 
 
+def test_the_model_does_not_write_back_a_replaced_identifier_inside_a_phrase(
+    engine: Engine, analyzer: Analyzer
+) -> None:
+    # "American" goes first (DEM); Ohio's first generalization, "American state", would show it again
+    # and the check before sending would hold the text (issue 13: a sanitize never ends in residual-risk).
+    text = "Many American families moved to Ohio in those years. Ohio grew fast, and Ohio built new roads."
+    policy = SanitizePolicy(entities=("Ohio",), alpha=2.0, identifiers=resolve_kinds(["DEM"]))
+    result = sanitize_text(text, policy, engine=engine, identifiers=analyzer)
+    assert residual_identifiers(result.text, result.decisions) == []
+    ohio = next(d for d in result.decisions if d.kind is None and d.term == "ohio")
+    assert ("American state", "is itself replaced in this text") in [(s.term, s.why) for s in ohio.chain]
+    assert "American" not in result.text and "Ohio" not in result.text
+
+
+def test_every_word_run_of_a_generalization_is_a_written_key(engine: Engine) -> None:
+    from gateway.model.taxonomy import Generalization
+
+    keys = engine.generalizer.written_keys(Generalization(term="Judeo-Christian", source="test"))
+    assert {"judeo-christian", "judeo", "christian", "judeo christian"} <= keys
+    assert engine.generalizer.keys_of(Generalization(term="American state", source="test")) == {"american state"}
+    assert {"american", "state", "american state"} <= engine.generalizer.written_keys(
+        Generalization(term="American state", source="test")
+    )
+
+
 def test_a_policy_without_entities_needs_identifiers() -> None:
     with pytest.raises(ConfigError, match="entity or identifier"):
         SanitizePolicy(entities=())

@@ -248,17 +248,33 @@ class Engine:
 
     # -- the algorithm --------------------------------------------------------
     def sanitize(
-        self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = (), disclosed: Collection[str] = ()
+        self,
+        text: str,
+        policy: SanitizePolicy,
+        *,
+        avoid: Collection[str] = (),
+        disclosed: Collection[str] = (),
+        replaced: Collection[str] = (),
     ) -> SanitizeResult:
         """Sanitize ``text``; no replacement will be one of the ``avoid`` keys.
 
         ``avoid`` carries the terms earlier policies flagged, so that a later
         policy does not write one back as its own generalization.
+        ``replaced`` carries the values an identifier pass replaced: avoided too,
+        and not written back inside a longer phrase either.
         ``disclosed`` carries the keys earlier messages of the same stream let
         through: they join the group checks of every sentence but are never
         edited (they are not in this text); a decision they caused names them
         in ``Decision.earlier``.
         """
+        if not replaced:
+            return self._sanitize(text, policy, avoid, disclosed)
+        with self.generalizer.replacing(replaced):
+            return self._sanitize(text, policy, {*avoid, *replaced}, disclosed)
+
+    def _sanitize(
+        self, text: str, policy: SanitizePolicy, avoid: Collection[str], disclosed: Collection[str]
+    ) -> SanitizeResult:
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
@@ -425,7 +441,9 @@ class Engine:
                                  thread_named=set(thread_named) - text_named,
                                  surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
-            while (cur := r.current) is not None and self.generalizer.keys_of(cur) & forbidden:
+            while (cur := r.current) is not None and (
+                self.generalizer.keys_of(cur) & forbidden or self.generalizer.shows_replaced(cur)
+            ):
                 self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
         edits, decisions = self._edits(text, tokens, by_key, risky)
         if first and policy.coarsen_facts:  # the text around c's name still names it by rank and size (facts.py)

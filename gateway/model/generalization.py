@@ -8,7 +8,9 @@ tried is kept as evidence for the decision.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import re
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
@@ -84,6 +86,7 @@ class _NearWeights:
 
 
 MAX_SENSES_TRIED = 4
+_WORD = re.compile(r"\w+")
 # What a name of each kind is, when the knowledge base does not know the name itself.
 KIND_NOUNS: dict[str, str] = {"PERSON": "person", "LOC": "place", "ORG": "organization"}
 
@@ -100,6 +103,9 @@ class Generalizer:
         self._sentences: tuple[Sequence[Token], _SentenceWords] | None = None  # its words by sentence
         # The last round's context (never changed once made) and whether its keys are all lower case.
         self._context: tuple[Collection[str] | Mapping[str, float], bool] | None = None
+        # Values an earlier stage replaced (identifiers): never written back, not even inside a phrase,
+        # because the check before sending looks for them word by word.
+        self._replaced: frozenset[str] = frozenset()
 
     def forget_text(self) -> None:
         """Drop what is kept of the last text read (its words by sentence, its names, its context)."""
@@ -107,6 +113,30 @@ class Generalizer:
 
     def keys_of(self, g: Generalization) -> frozenset[str]:
         return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
+
+    def written_keys(self, g: Generalization) -> frozenset[str]:
+        """Every key a reader finds in g's words: each lexicalization and each run of its words."""
+        out = set(self.keys_of(g))
+        for lex in g.lexicalizations or (g.term,):
+            words = _WORD.findall(lex)  # "Judeo-Christian" shows "Christian" to a reader and to the last check
+            out.update(self.key(" ".join(words[i:j])) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+        return frozenset(out)
+
+    @contextmanager
+    def replacing(self, values: Collection[str]) -> Iterator[None]:
+        """While sanitizing a text an earlier stage rewrote: its replaced values (keys) stay out of every phrase.
+
+        The model's own flags are terms of K and compared as such ("mental disorder" is not "disorder"); an
+        identifier "American" replaced first must not come back as Ohio's "American state".
+        """
+        before, self._replaced = self._replaced, frozenset(values)
+        try:
+            yield
+        finally:
+            self._replaced = before
+
+    def shows_replaced(self, g: Generalization) -> bool:
+        return bool(self._replaced) and not self._replaced.isdisjoint(self.written_keys(g))
 
     def start_chain(
         self,
@@ -301,7 +331,7 @@ class Generalizer:
         keys = self.keys_of(g)
         if keys & set(name_map):
             return no("names a sensitive entity")
-        if keys & set(forbidden):
+        if keys & set(forbidden) or self.shows_replaced(g):
             return no("is itself replaced in this text")
         v = m.verdict((keys,), entities, policy.alpha)
         if v.n < m.min_support:

@@ -26,10 +26,18 @@ from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compos
 
 class Sanitizer(Protocol):
     def sanitize(
-        self, text: str, policy: SanitizePolicy, *, avoid: Collection[str] = (), disclosed: Collection[str] = ()
+        self,
+        text: str,
+        policy: SanitizePolicy,
+        *,
+        avoid: Collection[str] = (),
+        disclosed: Collection[str] = (),
+        replaced: Collection[str] = (),
     ) -> SanitizeResult: ...
 
     def entities_of(self, policy: SanitizePolicy) -> tuple[Entity, ...]: ...
+
+    def key(self, text: str) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,9 +178,10 @@ def sanitize_text(
     base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
     if not policy.entities or not found.text.strip():
         return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))
-    result = engine.sanitize(
-        found.text, policy, avoid={*avoid, *(d.term for d in found.decisions)}, disclosed=disclosed
-    )
+    # Keys as the engine reads them: a generalization must not write a replaced value back, not even inside
+    # a phrase ("American state" after "American"), or the check before sending would hold the text.
+    replaced = {engine.key(d.term) for d in found.decisions}
+    result = engine.sanitize(found.text, policy, avoid=avoid, disclosed=disclosed, replaced=replaced)
     mapped = tuple(
         replace(d, spans=tuple(sorted({found.rewritten.to_original(*s) for s in d.spans}))) for d in result.decisions
     )
