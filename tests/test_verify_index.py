@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import tarfile
-
 import pytest
-from archive import ARCHIVE
+from archive import archive_messages
 
 from gateway.verify.layers import Bounds, _Budget, _mail, parse_mail
 
@@ -26,18 +24,6 @@ def _views(data: bytes, *, indexed: bool) -> list[tuple[str, str, str, bool]]:
     return [(v.part, v.location, v.text, v.binary) for v in _mail(msg, "m", 0, _Budget(Bounds()))]
 
 
-def _archive(n: int) -> list[bytes]:
-    out: list[bytes] = []
-    with tarfile.open(ARCHIVE) as tar:
-        for member in tar:
-            f = tar.extractfile(member) if member.isfile() else None
-            if f is not None:
-                out.append(f.read())
-            if len(out) >= n:
-                break
-    return out
-
-
 @pytest.mark.parametrize("data", [DUPLICATES, ATTACHMENT], ids=["duplicate-headers", "attachment-names"])
 def test_crafted_mail_reads_the_same(data: bytes) -> None:
     assert _views(data, indexed=True) == _views(data, indexed=False)
@@ -45,7 +31,7 @@ def test_crafted_mail_reads_the_same(data: bytes) -> None:
 
 
 def test_archive_mail_reads_the_same() -> None:
-    for data in _archive(150):
+    for data in archive_messages(150):
         assert _views(data, indexed=True) == _views(data, indexed=False)
 
 
