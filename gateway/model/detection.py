@@ -18,6 +18,7 @@ import operator
 import re
 from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from gateway.model.derived import (
     PREFIXES,
@@ -35,12 +36,19 @@ from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import STOPWORDS, TermOccurrence, Token
 
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
+
+
 class Detector:
     def __init__(self, measure: Measure, generalizer: Generalizer, key: Callable[[str], str]) -> None:
         self.measure = measure
         self.generalizer = generalizer
         self.key = key
-        self._memory_ratios = _RememberedRatios()
+        self._memory_ratios: _PerPolicy[str, float | None] = _PerPolicy()
+        # Every word of every text is asked whether it derives from a risky base: the same words, message after
+        # message (a list's headers and footers), so the answers are kept across texts (``derived``).
+        self._derived: _PerPolicy[tuple[str, str, int], tuple[Verdict, str] | None] = _PerPolicy(50_000)
         self._safe_groups: _SafeGroups = _SafeGroups()  # by measure.compact(conjuncts): a fifth of the tuple
         self._safe_units: _SafeGroups = _SafeGroups(max_groups=4096)  # units with remembered terms
 
@@ -119,6 +127,22 @@ class Detector:
         return risky, safe
 
     def derived(
+        self, key: str, surface: str, n: int, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
+    ) -> tuple[Verdict, str] | None:
+        """A compound or derived word discloses what its riskiest part or base does (``_derived``).
+
+        The answer is a function of K, the word, its count, the entities (``names`` are their keys) and alpha,
+        so it is kept per entity set and alpha for every later text.
+        """
+        known = self._derived.of(entities, alpha)
+        cache_key = (key, surface, n)
+        try:
+            return known[cache_key]
+        except KeyError:
+            found = known[cache_key] = self._derive(key, surface, n, names, entities, alpha)
+            return found
+
+    def _derive(
         self, key: str, surface: str, n: int, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
     ) -> tuple[Verdict, str] | None:
         """A compound or derived word discloses what its riskiest part or base does.
@@ -439,28 +463,28 @@ def surface_of(tokens: Sequence[Token], occ: TermOccurrence) -> str:
     return " ".join(t.text for t in tokens[occ.first_token : occ.first_token + occ.n_tokens])
 
 
-class _RememberedRatios:
-    """Each remembered key's own ratio (PMI over the threshold, its riskiest entity), or None when K
-    knows it too little, per entity set and alpha.
+class _PerPolicy(Generic[_K, _V]):
+    """Answers that are functions of K, their key, the entities and alpha, kept per entity set and alpha.
 
-    A stream's memory is judged against every message of the stream, round after round, and a list
-    stream remembers thousands of keys: each asked once here instead of once a round through the
-    measure's compact keys and caches. The ratio is a function of K, the key, the entities and alpha.
+    Each remembered key's own ratio (PMI over the threshold, its riskiest entity; None when K knows it too
+    little): a stream's memory is judged against every message of the stream, round after round, and a
+    list stream remembers thousands of keys, each asked once here instead of once a round through the
+    measure's compact keys and caches. Whether a word derives from a risky base: asked of every word of
+    every text.
     """
 
-    MAX_KEYS = 20_000  # per entity set and alpha; then started again (~100 bytes a key)
+    def __init__(self, max_keys: int = 20_000) -> None:  # per entity set and alpha; then started again
+        self.max_keys = max_keys
+        self._by: dict[tuple[tuple[Entity, ...], float], dict[_K, _V]] = {}
 
-    def __init__(self) -> None:
-        self._by: dict[tuple[tuple[Entity, ...], float], dict[str, float | None]] = {}
-
-    def of(self, entities: Sequence[Entity], alpha: float) -> dict[str, float | None]:
+    def of(self, entities: Sequence[Entity], alpha: float) -> dict[_K, _V]:
         key = (tuple(entities), alpha)
-        ratios = self._by.get(key)
-        if ratios is None or len(ratios) > self.MAX_KEYS:
+        found = self._by.get(key)
+        if found is None or len(found) > self.max_keys:
             if len(self._by) >= 16:
                 self._by.clear()
-            ratios = self._by[key] = {}
-        return ratios
+            found = self._by[key] = {}
+        return found
 
 
 def _unit_key(members: Members, fixed: Collection[str], max_group: int) -> str | None:

@@ -161,14 +161,14 @@ class Engine:
         acronyms = frozenset(k for e in entities for k in e.acronyms)
         recent = self._recent_terms  # replaced whole, never changed in place: safe to read from any thread
         if memo is not None:
-            whole = memo.lines.empty
             tokens, occs = memo.lines.terms(text)
             occs = self._acronyms_only(tokens, occs, acronyms)
-            if whole:  # read as below: the memory's read of a clean text's output (the same text) reuses it
-                self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
+            # Kept as a whole reading is below: the last round reads the output, which the pipeline's check of
+            # the rebuilt content (an equal text on CRLF mail) and the memory's read then find here.
+            self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
             return tokens, occs
-        # The memory reads the output after the pipeline's check read the rebuilt content (an equal text on
-        # CRLF mail), or, for a clean text, the text the fast path read: the last two texts, each tokenized once.
+        # The memory reads the output after the pipeline's check read the rebuilt content, or, for a clean
+        # text, the text the fast path read: the last two texts, each tokenized once.
         for seen, seen_phrases, seen_acronyms, found in recent:
             if seen_phrases is phrases and seen_acronyms == acronyms and seen == text:
                 return found
