@@ -1,0 +1,59 @@
+"""The changed path's shortcuts (issue 16): each gives exactly what the work it saves would give."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from extractors.pipeline import process
+from gateway.model.engine import Engine
+from gateway.model.memory import disclosed_terms
+from gateway.model.records import SanitizePolicy
+from gateway.model.terms import extract_terms
+
+HIV = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=0)
+MAIL = (
+    b"From: a@example.org\r\nTo: b@example.org\r\nSubject: the meeting\r\n\r\n"
+    b"The garden budget was agreed.\r\nHer HIV test came back, and the clinic called.\r\nSee you on Monday.\r\n"
+)
+
+
+def test_the_check_and_the_memory_read_the_last_rounds_terms_without_tokenizing_the_output(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gateway.model.engine as engine_module
+
+    calls: list[str] = []
+
+    def counting(text: str, *args: Any, **kwargs: Any) -> Any:
+        calls.append(text)
+        return extract_terms(text, *args, **kwargs)
+
+    monkeypatch.setattr(engine_module, "extract_terms", counting)
+    engine.forget_texts()
+    outcome = process(MAIL, engine=engine, policies=[HIV], name="m", kind="mail")
+    assert outcome.changed
+    final = outcome.results[-1].text
+    assert "HIV" not in final
+    read = disclosed_terms(engine, final, HIV)
+    assert final not in calls  # the output was read line by line by the last round, and that reading reused
+    assert len([c for c in calls if "\n" in c]) == 1  # the one whole reading: the original text's
+    monkeypatch.undo()
+    engine.forget_texts()
+    assert read == disclosed_terms(engine, final, HIV)  # what a fresh reading of the output gives
+
+
+def test_derived_forms_kept_across_texts_are_what_a_fresh_judgement_gives(engine: Engine) -> None:
+    entities = engine.entities_of(HIV)
+    names = {k: e for e in entities for k in e.keys}
+    words = [("hivpositive", "HIVpositive"), ("aids-like", "AIDS-like"), ("garden", "garden"), ("hiv1", "HIV1")]
+    first = [engine.detector.derived(k, s, 0, names, entities, HIV.alpha) for k, s in words]
+    again = [engine.detector.derived(k, s, 0, names, entities, HIV.alpha) for k, s in words]
+    fresh = [engine.detector._derive(k, s, 0, names, entities, HIV.alpha) for k, s in words]
+    assert first == again == fresh
+    assert first[0] is not None and first[2] is None  # a glued name derives from c; a plain word does not
+    other = SanitizePolicy(entities=("HIV",), alpha=3.0, evidence_budget=0)
+    assert engine.detector.derived("hivpositive", "HIVpositive", 0, names, entities, other.alpha) == (
+        engine.detector._derive("hivpositive", "HIVpositive", 0, names, entities, other.alpha)
+    )  # kept per alpha, not across
