@@ -35,7 +35,6 @@ from gateway.model.measure import Conjuncts, Measure, Verdict, canon, compact, n
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import STOPWORDS, TermOccurrence, Token
 
-
 _K = TypeVar("_K")
 _V = TypeVar("_V")
 
@@ -232,12 +231,22 @@ class Detector:
         units = [*sentences.values(), *(keys for keys in paragraphs.values() if len(keys) > 1)]
         remembered = st.remembered
         judged = st.memo.judged
+        st.memo.remembering(remembered)
         safe_units = st.memo.units
+        plain = st.memo.plain
+        risky = st.risky.keys()
         for sent_keys in units:
-            for _ in range(4 * policy.group_candidates):  # each pass generalizes one member
+            seen = tuple(sent_keys)
+            if seen in plain and risky.isdisjoint(seen):
+                continue  # its members are the safe ones found to form no risky group (GroupMemo.plain)
+            for attempt in range(4 * policy.group_candidates):  # each pass generalizes one member
                 own = self._group_members(sent_keys, st.risky, st.safe, policy)
-                unit = st.memo.unit_key(own, remembered)
+                if not own or (len(own) < 2 and not remembered):
+                    break  # no group holds fewer than two members, nor only remembered ones (_first_risky_group)
+                unit = st.memo.unit_key(own)
                 if unit in safe_units:
+                    if attempt == 0 and risky.isdisjoint(seen):
+                        plain.add(seen)
                     break  # these members were found to form no risky group (a verdict is a function of them)
                 members = {**remembered, **own}
                 # Groups within the text first: the memory is named only for what the text alone did not cause.
@@ -248,6 +257,8 @@ class Detector:
                 )
                 if hit is None:
                     safe_units.add(unit)
+                    if attempt == 0 and risky.isdisjoint(seen):
+                        plain.add(seen)
                     break
                 group_keys, verdict = hit
                 shown = tuple(surface_of(st.tokens, st.by_key[k][0]) if k in st.by_key else k for k in group_keys)

@@ -145,14 +145,23 @@ class GroupMemo:
 
     judged: set[Conjuncts] = field(default_factory=set)  # groups judged not risky
     units: set[frozenset[tuple[str, tuple[frozenset[str], float]]]] = field(default_factory=set)
+    # Units, by their keys in order, whose members were all safe terms as ``classify`` found them and formed no
+    # risky group: while none of their keys is risky, their members are those again (a key's verdict is kept for
+    # the whole call), so such a unit is found in ``units`` without building its members.
+    plain: set[tuple[str, ...]] = field(default_factory=set)
     remembered: frozenset[tuple[str, tuple[frozenset[str], float]]] = frozenset()
 
-    def unit_key(self, own: Members, remembered: Members) -> frozenset[tuple[str, tuple[frozenset[str], float]]]:
-        """The key under which a unit with these members was found safe; forgets all when the memory changes."""
+    def remembering(self, remembered: Members) -> None:
+        """The stream's remembered members for this round: what was found safe with others is forgotten."""
         sig = frozenset(remembered.items())
         if sig != self.remembered:
             self.units.clear()
+            self.plain.clear()
             self.remembered = sig
+
+    @staticmethod
+    def unit_key(own: Members) -> frozenset[tuple[str, tuple[frozenset[str], float]]]:
+        """The key under which a unit with these members was found safe (with the members ``remembering`` set)."""
         return frozenset(own.items())
 
 
