@@ -57,3 +57,64 @@ def test_derived_forms_kept_across_texts_are_what_a_fresh_judgement_gives(engine
     assert engine.detector.derived("hivpositive", "HIVpositive", 0, names, entities, other.alpha) == (
         engine.detector._derive("hivpositive", "HIVpositive", 0, names, entities, other.alpha)
     )  # kept per alpha, not across
+
+
+TEXT = (
+    "The clinic reviewed the treatment plan and the patient records.\n"
+    "The garden budget was agreed at the meeting on Monday.\n"
+    "The nurse checked the blood test results with the doctor."
+)
+
+
+GROUPS = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=0, group_floor=0.0)  # every term a member
+
+
+def _round_state(engine: Engine, memo: Any, risky: dict[str, Any], safe: dict[str, Any]) -> Any:
+    from gateway.model.detection import RoundState
+
+    entities = engine.entities_of(GROUPS)
+    tokens, occs = engine.terms_of(TEXT, entities, GROUPS)
+    by_key: dict[str, list[Any]] = {}
+    for o in occs:
+        by_key.setdefault(o.key, []).append(o)
+    return RoundState(TEXT, by_key, risky, safe, tokens, {}, entities, GROUPS, set(), memo=memo)
+
+
+def test_a_unit_found_plain_is_judged_again_once_one_of_its_keys_is_risky(
+    engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.model.generalization import Risky
+    from gateway.model.incremental import GroupMemo
+
+    policy = GROUPS
+    entities = engine.entities_of(policy)
+    memo = GroupMemo()
+    first = _round_state(engine, memo, {}, {})
+    risky, safe = engine.detector.classify(first.by_key, first.tokens, entities, policy, ())
+    assert not risky and len(safe) > 6
+    first.safe = dict(safe)
+    engine.detector.groups(first)
+    assert not first.risky and len(memo.plain) >= 3  # every sentence's members, all safe, formed no risky group
+
+    visited: list[tuple[str, ...]] = []
+    members = engine.detector._group_members
+
+    def spy(keys: Any, *args: Any, **kwargs: Any) -> Any:
+        visited.append(tuple(keys))
+        return members(keys, *args, **kwargs)
+
+    monkeypatch.setattr(engine.detector, "_group_members", spy)
+    again = _round_state(engine, memo, {}, dict(safe))
+    engine.detector.groups(again)
+    assert visited == []  # nothing changed: no unit is built again
+
+    target = "nurse"
+    assert target in safe
+    later = dict(safe)
+    verdict = later.pop(target)
+    changed = _round_state(engine, memo, {target: Risky(target, "group", verdict, redacted=True)}, later)
+    engine.detector.groups(changed)
+    assert visited and all(target in keys for keys in visited)  # the units holding it, and only those
+    fresh = _round_state(engine, GroupMemo(), {target: Risky(target, "group", verdict, redacted=True)}, dict(later))
+    engine.detector.groups(fresh)
+    assert changed.risky.keys() == fresh.risky.keys()
