@@ -118,3 +118,33 @@ def test_a_unit_found_plain_is_judged_again_once_one_of_its_keys_is_risky(
     fresh = _round_state(engine, GroupMemo(), {target: Risky(target, "group", verdict, redacted=True)}, dict(later))
     engine.detector.groups(fresh)
     assert changed.risky.keys() == fresh.risky.keys()
+
+
+def test_classifications_kept_across_texts_and_policies_are_what_a_fresh_detector_finds(engine: Engine) -> None:
+    from archive import archive_texts
+
+    from gateway.model.detection import Detector
+
+    texts = [*archive_texts(12, chars=3000), "Her HIV test came back; AIDS-like symptoms, HIVpositive."]
+    strict = SanitizePolicy(entities=("HIV",), alpha=1.0, evidence_budget=0)
+    lax = SanitizePolicy(entities=("HIV",), alpha=3.0, evidence_budget=0)
+    found: dict[tuple[int, float], tuple[Any, Any]] = {}
+    for i, text in enumerate(texts + texts[::-1]):  # every text twice, each policy after the other's
+        for policy in (strict, lax) if i % 2 else (lax, strict):
+            entities = engine.entities_of(policy)
+            tokens, occs = engine.terms_of(text, entities, policy)
+            by_key: dict[str, list[Any]] = {}
+            for o in occs:
+                by_key.setdefault(o.key, []).append(o)
+            kept = engine.detector.classify(by_key, tokens, entities, policy, ())
+            fresh = Detector(engine.measure, engine.generalizer, engine.key).classify(
+                by_key, tokens, entities, policy, ()
+            )
+            assert {k: (r.reason, r.verdict) for k, r in kept[0].items()} == {
+                k: (r.reason, r.verdict) for k, r in fresh[0].items()
+            }
+            assert kept[1] == fresh[1]
+            found[texts.index(text), policy.alpha] = ({k: r.reason for k, r in kept[0].items()}, kept[1])
+    assert found[len(texts) - 1, 1.0][0] != found[len(texts) - 1, 3.0][0] or (
+        found[len(texts) - 1, 1.0][1] != found[len(texts) - 1, 3.0][1]
+    )  # the two policies do differ on the last text: kept per alpha, not across

@@ -30,7 +30,7 @@ from gateway.model.derived import (
     shared_stem,
 )
 from gateway.model.generalization import Generalizer, Risky
-from gateway.model.incremental import Classified, GroupMemo, Members, TextMemo
+from gateway.model.incremental import Classified, GroupMemo, Members
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon, compact, name_verdict
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import STOPWORDS, TermOccurrence, Token
@@ -47,6 +47,7 @@ class Detector:
         self._memory_ratios: _PerPolicy[str, float | None] = _PerPolicy()
         # Every word of every text is asked whether it derives from a risky base: the same words, message after
         # message (a list's headers and footers), so the answers are kept across texts (``derived``).
+        self._classified: _PerPolicy[str, Classified] = _PerPolicy(50_000)
         self._derived: _PerPolicy[tuple[str, str, int], tuple[Verdict, str] | None] = _PerPolicy(50_000)
         self._safe_groups: _SafeGroups = _SafeGroups()  # by measure.compact(conjuncts): a fifth of the tuple
         self._safe_units: _SafeGroups = _SafeGroups(max_groups=4096)  # units with remembered terms
@@ -58,15 +59,14 @@ class Detector:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         avoid: Collection[str],
-        memo: TextMemo | None = None,
     ) -> tuple[dict[str, Risky], dict[str, Verdict]]:
         """Algorithm 1, lines 2-11, for every distinct term: risky (and why), or safe with its ratio.
 
-        ``memo`` keeps what was found for each key over the rounds of one text (it depends on
-        nothing else the rounds change), so a later round asks K only about new terms.
+        What was found for each key is kept for the worker's later texts and rounds (``_classified``: it
+        depends on nothing a round or a text changes), so a later round asks K only about new terms.
         """
-        classified = memo.classified if memo is not None else {}
-        derived_of = memo.derived if memo is not None else {}
+        # A key's classification is a function of K, the key, the entities and alpha: kept for every later text.
+        classified = self._classified.of(entities, policy.alpha)
         allow = {self.key(t) for t in policy.allow}
         deny = {self.key(t) for t in policy.deny}
         names = {k: e for e in entities for k in e.keys}
@@ -95,12 +95,7 @@ class Detector:
                 v, part = c.verdict, c.part
                 derived = None
                 if part is None and " " not in key and (v.n < min_support or not v.risky):
-                    surface = surface_of(tokens, by_key[key][0])
-                    if (key, surface) in derived_of:
-                        derived = derived_of[key, surface]
-                    else:
-                        derived = self.derived(key, surface, v.n, names, entities, policy.alpha)
-                        derived_of[key, surface] = derived
+                    derived = self.derived(key, surface_of(tokens, by_key[key][0]), v.n, names, entities, policy.alpha)
                 if part is not None and (v.n < min_support or not v.risky):
                     # The phrase's words stay in the text: it discloses at least
                     # what its riskiest word does ("antiretroviral drug").

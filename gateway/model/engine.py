@@ -415,7 +415,7 @@ class Engine:
         by_key: dict[str, list[TermOccurrence]] = {}
         for o in occs:
             by_key.setdefault(o.key, []).append(o)
-        risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid, memo)
+        risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
         context = self._sense_evidence(by_key)
         redact_all = force_redact or policy.mode == "redact"
         # A replacement must not be a term this text has flagged (or an earlier round or policy did).

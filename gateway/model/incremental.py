@@ -10,9 +10,10 @@ cheap without changing any answer:
     where it now stands); only changed lines are tokenized again, and sentence numbers are
     taken from the whole text.
   * Judgements that are functions of their arguments are remembered for the whole call (the
-    entities and the policy do not change between rounds): how a key is classified, which
-    groups were found safe, and which units' members were found to form no risky group, so a
-    sentence or paragraph whose members are unchanged is not judged again.
+    entities and the policy do not change between rounds): which groups were found safe, and
+    which units' members were found to form no risky group, so a sentence or paragraph whose
+    members are unchanged is not judged again (how each key is classified is kept by the
+    worker's ``Detector`` for every text).
 
 ``tests/test_incremental.py`` checks that the engine gives exactly the output of a full
 re-judge on real texts under several policies.
@@ -171,5 +172,3 @@ class TextMemo:
 
     lines: LineTerms
     groups: GroupMemo = field(default_factory=GroupMemo)
-    classified: dict[str, Classified] = field(default_factory=dict)
-    derived: dict[tuple[str, str], tuple[Verdict, str] | None] = field(default_factory=dict)
