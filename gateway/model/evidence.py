@@ -48,6 +48,7 @@ from gateway.model.measure import VERDICT_CACHE, BoundedCache, Measure, Verdict,
 from gateway.model.memory import named_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
+from gateway.model.related import Relatedness
 from gateway.model.terms import TermOccurrence, Token
 
 # How many of a unit's clues a decision names as its evidence (strongest first).
@@ -65,13 +66,18 @@ class _Unit:
 class Accumulator:
     """Sums the evidence of each paragraph (and of a stream's memory) and lowers the strongest clues."""
 
-    def __init__(self, measure: Measure, generalizer: Generalizer) -> None:
+    def __init__(self, measure: Measure, generalizer: Generalizer, *, related: Relatedness | None = None) -> None:
         self.measure = measure
         self.generalizer = generalizer
+        # A second source (related.py): counts beside K's PMI for an entity the text is about.
+        self.related = related
         self.support = measure.estimator.min_support
         # One entry per term and entity set (about 350 bytes): 5,600 after 750 archive messages; bounded as the
         # engine's verdicts are, where 200,000 would have let a long-running worker reach ~70 MB.
         self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(
+            VERDICT_CACHE
+        )
+        self._related: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(
             VERDICT_CACHE
         )
 
@@ -95,11 +101,35 @@ class Accumulator:
             out.append(m.estimator.pmi(m.knowledge, e.n_docs, n_t, n_ct) if attested else 0.0)
         return tuple(out)
 
-    def clue(self, keys: frozenset[str], entities: Sequence[Entity], policy: SanitizePolicy) -> tuple[float, ...]:
-        """What a term adds to a unit's evidence, per c: its PMI when it reaches the floor, else 0."""
+    def related_pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
+        """related(c; t) for every c (related.py); 0 without a second source."""
+        if self.related is None:
+            return tuple(0.0 for _ in entities)
+        related = self.related
+        return self._related.get((keys, tuple(entities)), lambda k: related.pmis(k[0], k[1]))
+
+    def about(self, entities: Sequence[Entity], policy: SanitizePolicy, named: Collection[str]) -> frozenset[int]:
+        """The entities (by position) for which the second source counts: those the text is about."""
+        if self.related is None or not policy.related_terms:
+            return frozenset()
+        return frozenset(i for i, e in enumerate(entities) if e.name in named)
+
+    def clue(
+        self,
+        keys: frozenset[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        about: frozenset[int] = frozenset(),
+    ) -> tuple[float, ...]:
+        """What a term adds to a unit's evidence, per c: its PMI when it reaches the floor, else 0 (for an
+        entity in ``about``, the larger of K's PMI and the second source's estimate)."""
+        pmis = self.pmis(keys, entities)
+        if about:
+            rel = self.related_pmis(keys, entities)
+            pmis = tuple(max(p, r) if i in about else p for i, (p, r) in enumerate(zip(pmis, rel, strict=True)))
         return tuple(
             p if p > 0 and p >= policy.evidence_floor * e.ic / policy.alpha else 0.0
-            for p, e in zip(self.pmis(keys, entities), entities, strict=True)
+            for p, e in zip(pmis, entities, strict=True)
         )
 
     def settle(
@@ -129,6 +159,7 @@ class Accumulator:
                 paragraphs.setdefault(p, []).append(key)
         allow = {self.generalizer.key(t) for t in policy.allow}
         names = {k for e in entities for k in e.keys}
+        about = self.about(entities, policy, named)
         # A text about c (it, or its thread, named c) has the policy's stricter named_budget for c.
         budgets = [policy.budget(e.name in named) * e.ic / policy.alpha for e in entities]
         # Named only by an earlier message of the thread: below the usual budget, a decision is the memory's.
@@ -137,7 +168,7 @@ class Accumulator:
         for key in disclosed:
             if key in by_key or key in allow or key in names:
                 continue
-            c = self.clue(frozenset({key}), entities, policy)
+            c = self.clue(frozenset({key}), entities, policy, about)
             if any(c):
                 remembered.append((-max(x / b for x, b in zip(c, budgets, strict=True)), key, c))
         # The riskiest remembered clues only, as many as a sentence's groups may join (memory_candidates): summed
@@ -155,7 +186,7 @@ class Accumulator:
         def clue(keys: frozenset[str]) -> tuple[float, ...]:
             found = clues_of.get(keys)
             if found is None:
-                found = clues_of[keys] = self.clue(keys, entities, policy)
+                found = clues_of[keys] = self.clue(keys, entities, policy, about)
             return found
 
         def now(key: str) -> tuple[float, ...]:
@@ -168,6 +199,8 @@ class Accumulator:
                 found = nothing if cur is None else clue(self.generalizer.keys_of(cur))
             elif key in safe:
                 found = clue(frozenset({key}))
+            elif about and key not in allow and key not in names:
+                found = clue(frozenset({key}))  # unknown to K: the second source may still know it
             else:
                 found = nothing  # allowed, or unknown to K
             nows[key] = found
@@ -193,10 +226,11 @@ class Accumulator:
                 verdict = Verdict(0, entities[over], totals[over], budgets[over], totals[over] / budgets[over])
                 shown = tuple(surface(k) for k in strongest if clues[k][over] > 0)
                 from_memory = frozenset(earlier) if own < budgets[over] else frozenset()
-                if totals[over] < lax[over]:
+                # Below the usual budget, or judged with the second source at all: only the thread made it so.
+                if totals[over] < lax[over] or (over in about and entities[over].name in thread_named):
                     from_memory |= {named_marker(entities[over].name)}
                 self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
-                            context, entities, policy, forbidden)  # fmt: skip
+                            context, entities, policy, forbidden, about)  # fmt: skip
                 nows.pop(target, None)
 
     def _lower(
@@ -216,19 +250,20 @@ class Accumulator:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         forbidden: set[str],
+        about: frozenset[int],
     ) -> None:
         """Move ``key`` along its chain to a generalization whose clue for c is at most ``goal``, or the lowest."""
         fresh = key not in risky
         # A modifier with no generalization is left out (modifiers.py) only when its clue is strong on its own: a
         # weak one ("little", "recently") carries more of the sentence's meaning than of c.
-        strong = self.clue(frozenset({key}), entities, policy)[c] >= OMIT_FLOOR * entities[c].ic / policy.alpha
+        strong = self.clue(frozenset({key}), entities, policy, about)[c] >= OMIT_FLOOR * entities[c].ic / policy.alpha
         if fresh:
             r = Risky(key, "stream-evidence" if earlier else "evidence", verdict, group=shown, earlier=earlier)
             self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
             if not strong and is_omitted(r.current):
                 r.redacted = True
             r.omit = r.omit and strong
-            start = self.clue(frozenset({key}), entities, policy)[c]
+            start = self.clue(frozenset({key}), entities, policy, about)[c]
             saved = (-1, 0)
         else:
             r = risky[key]
@@ -236,12 +271,12 @@ class Accumulator:
             if cur is None or is_omitted(cur):
                 return
             r.omit = r.omit and strong
-            start = self.clue(self.generalizer.keys_of(cur), entities, policy)[c]
+            start = self.clue(self.generalizer.keys_of(cur), entities, policy, about)[c]
             saved = (r.position, len(r.steps))
             self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
         best: tuple[int, int, float] | None = None
         while (cur := r.current) is not None:
-            e = self.clue(self.generalizer.keys_of(cur), entities, policy)[c]
+            e = self.clue(self.generalizer.keys_of(cur), entities, policy, about)[c]
             if e < start and (best is None or e < best[2]):
                 best = (r.position, len(r.steps), e)
             if e <= goal:
