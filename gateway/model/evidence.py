@@ -77,8 +77,9 @@ class Accumulator:
         self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(
             VERDICT_CACHE
         )
-        self._related: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(
-            VERDICT_CACHE
+        self._kinds: BoundedCache[tuple[Entity, float | None], tuple[str | None]] = BoundedCache(256)
+        self._related: BoundedCache[tuple[frozenset[str], tuple[Entity, ...], float | None], tuple[float, ...]] = (
+            BoundedCache(VERDICT_CACHE)
         )
 
     def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
@@ -101,12 +102,27 @@ class Accumulator:
             out.append(m.estimator.pmi(m.knowledge, e.n_docs, n_t, n_ct) if attested else 0.0)
         return tuple(out)
 
-    def related_pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
-        """related(c; t) for every c (related.py); 0 without a second source."""
+    def related_pmis(
+        self, keys: frozenset[str], entities: Sequence[Entity], alpha: float | None = None
+    ) -> tuple[float, ...]:
+        """related(c; t) for every c (related.py), beyond what c's generalization at ``alpha`` tells; 0 without
+        a second source."""
         if self.related is None:
             return tuple(0.0 for _ in entities)
         related = self.related
-        return self._related.get((keys, tuple(entities)), lambda k: related.pmis(k[0], k[1]))
+        kinds = [self._kinds.get((e, alpha), self._kind)[0] for e in entities] if alpha else []
+        return self._related.get((keys, tuple(entities), alpha), lambda k: related.pmis(k[0], k[1], kinds))
+
+    def _kind(self, key: tuple[Entity, float | None]) -> tuple[str | None]:
+        """What c's name is generalized to at alpha (Algorithm 1's first safe generalization): what a reader of
+        the sanitized text is told of c anyway. None if there is none."""
+        e, alpha = key
+        policy = SanitizePolicy(entities=(e.name,), alpha=alpha or 1.0)
+        for name in (e.name, *sorted(e.keys)):
+            for g in self.generalizer.taxonomy.generalizations(name):
+                if self.generalizer.judge(g, (e,), policy).accepted:
+                    return (g.term,)
+        return (None,)
 
     def about(self, entities: Sequence[Entity], policy: SanitizePolicy, named: Collection[str]) -> frozenset[int]:
         """The entities (by position) for which the second source counts: those the text is about."""
@@ -125,7 +141,7 @@ class Accumulator:
         entity in ``about``, the larger of K's PMI and the second source's estimate)."""
         pmis = self.pmis(keys, entities)
         if about:
-            rel = self.related_pmis(keys, entities)
+            rel = self.related_pmis(keys, entities, policy.alpha)
             pmis = tuple(max(p, r) if i in about else p for i, (p, r) in enumerate(zip(pmis, rel, strict=True)))
         return tuple(
             p if p > 0 and p >= policy.evidence_floor * e.ic / policy.alpha else 0.0

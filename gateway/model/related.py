@@ -78,18 +78,27 @@ class Relatedness:
 
         return self._entities.get(e, compute)
 
-    def share(self, keys: frozenset[str], e: Entity) -> float:
-        """Where a term written as any of ``keys`` stands between chance (0) and c itself (1)."""
+    def share(self, keys: frozenset[str], e: Entity, kind: str | None = None) -> float:
+        """Where a term written as any of ``keys`` stands between chance (0) and c itself (1).
+
+        With ``kind`` (what c generalizes to, safely: "state capital" for Denver), a term counts only by how
+        much nearer it is to c than to that kind: one as near to every state capital as to Denver tells a
+        reader what the generalization already does, not which one."""
         ev, chance = self._entity(e)
         if ev is None:
             return 0.0
+        kv = self._vector(kind) if kind else None
         best = 0.0
         for k in keys:
             v = self._vector(k)
             if v is not None:
-                best = max(best, (float(v @ ev) - chance) / (1.0 - chance))
+                floor = chance if kv is None else max(chance, float(v @ kv))
+                best = max(best, (float(v @ ev) - floor) / (1.0 - chance))
         return min(best, 1.0)
 
-    def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
+    def pmis(
+        self, keys: frozenset[str], entities: Sequence[Entity], kinds: Sequence[str | None] = ()
+    ) -> tuple[float, ...]:
         """related(c; t) for every c, on the scale of PMI."""
-        return tuple(e.ic * self.share(keys, e) for e in entities)
+        kinds = tuple(kinds) or tuple(None for _ in entities)
+        return tuple(e.ic * self.share(keys, e, kind) for e, kind in zip(entities, kinds, strict=True))
