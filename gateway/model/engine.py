@@ -443,7 +443,7 @@ class Engine:
             self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
                                  disclosed=stream, named=set(thread_named) | text_named,
                                  thread_named=set(thread_named) - text_named,
-                                 surface=lambda k: surface_of(tokens, by_key[k][0]))  # fmt: skip
+                                 surface=lambda k: surface_of(tokens, by_key[k][0]), first=first)  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and (
                 self.generalizer.keys_of(cur) & forbidden or self.generalizer.shows_replaced(cur)

@@ -48,7 +48,7 @@ from gateway.model.measure import VERDICT_CACHE, BoundedCache, Measure, Verdict,
 from gateway.model.memory import named_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
-from gateway.model.related import Relatedness
+from gateway.model.related import Relatedness, SecondOrder
 from gateway.model.terms import TermOccurrence, Token
 
 # How many of a unit's clues a decision names as its evidence (strongest first).
@@ -69,8 +69,9 @@ class Accumulator:
     def __init__(self, measure: Measure, generalizer: Generalizer, *, related: Relatedness | None = None) -> None:
         self.measure = measure
         self.generalizer = generalizer
-        # A second source (related.py): counts beside K's PMI for an entity the text is about.
+        # Second sources (related.py): count beside K's PMI for an entity the text is about.
         self.related = related
+        self.second_order: SecondOrder | None = SecondOrder(measure)
         self.support = measure.estimator.min_support
         # One entry per term and entity set (about 350 bytes): 5,600 after 750 archive messages; bounded as the
         # engine's verdicts are, where 200,000 would have let a long-running worker reach ~70 MB.
@@ -126,7 +127,7 @@ class Accumulator:
 
     def about(self, entities: Sequence[Entity], policy: SanitizePolicy, named: Collection[str]) -> frozenset[int]:
         """The entities (by position) for which the second source counts: those the text is about."""
-        if self.related is None or not policy.related_terms:
+        if (self.related is None and self.second_order is None) or not policy.related_terms:
             return frozenset()
         return frozenset(i for i, e in enumerate(entities) if e.name in named)
 
@@ -142,7 +143,11 @@ class Accumulator:
         pmis = self.pmis(keys, entities)
         if about:
             rel = self.related_pmis(keys, entities, policy.alpha)
-            pmis = tuple(max(p, r) if i in about else p for i, (p, r) in enumerate(zip(pmis, rel, strict=True)))
+            so = self.second_order
+            pmis = tuple(
+                max(p, r, so.pmi(keys, e) if so is not None else 0.0) if i in about else p
+                for i, (p, r, e) in enumerate(zip(pmis, rel, entities, strict=True))
+            )
         return tuple(
             p if p > 0 and p >= policy.evidence_floor * e.ic / policy.alpha else 0.0
             for p, e in zip(pmis, entities, strict=True)
@@ -164,10 +169,21 @@ class Accumulator:
         named: Collection[str] = (),
         thread_named: Collection[str] = (),
         surface: Callable[[str], str] = lambda k: k,
+        first: bool = False,
     ) -> None:
         """Lower the strongest clues of every unit that is over its budget (adds to ``risky``)."""
         if policy.evidence_budget <= 0 or not entities:
             return
+        about = self.about(entities, policy, named)
+        if first and self.second_order is not None:
+            # c's signature in this text (second order, related.py): read from the text as it came, once.
+            lines = [e.ic / policy.alpha for e in entities]
+            names_of = {k for e in entities for k in e.keys}
+            self.second_order.read({
+                entities[i]: [k for k in by_key if k not in names_of
+                              and self.pmis(frozenset({k}), entities)[i] >= lines[i]]
+                for i in about
+            })  # fmt: skip
         paragraph = paragraph_of(text)
         paragraphs: dict[int, list[str]] = {}
         for key, occs in by_key.items():
@@ -175,7 +191,6 @@ class Accumulator:
                 paragraphs.setdefault(p, []).append(key)
         allow = {self.generalizer.key(t) for t in policy.allow}
         names = {k for e in entities for k in e.keys}
-        about = self.about(entities, policy, named)
         # A text about c (it, or its thread, named c) has the policy's stricter named_budget for c.
         budgets = [policy.budget(e.name in named) * e.ic / policy.alpha for e in entities]
         # Named only by an earlier message of the thread: below the usual budget, a decision is the memory's.

@@ -25,13 +25,14 @@ chain to the first generalization both sources find below it, never redacted.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Collection, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from gateway.model.measure import BoundedCache
+from gateway.model.measure import BoundedCache, Measure, canon
 from gateway.model.records import Entity
 
 # Of the common words, all but this share are no nearer to c than chance.
@@ -102,3 +103,65 @@ class Relatedness:
         """related(c; t) for every c, on the scale of PMI."""
         kinds = tuple(kinds) or tuple(None for _ in entities)
         return tuple(e.ic * self.share(keys, e, kind) for e, kind in zip(entities, kinds, strict=True))
+
+
+class SecondOrder:
+    """K's second-order co-occurrence: a rare term whose few paragraphs are full of what K ties to c.
+
+    K holds "sporozoites" in 6 paragraphs, none of them with malaria: its first-order count cannot attest
+    the tie. But those paragraphs hold "plasmodium", "mosquito", "parasite": terms K does tie to c. Let S
+    be the terms of the text that K ties to c at the line on their own (its signature of c here, names
+    aside). If a term relates to c through S (c and t independent given S), then
+
+        p(c | t) ~ p(c | S) p(S | t),   so   PMI2(c; t) = PMI(c; S) + log p(S | t)
+
+    with S read as "any of S" (one count each: K counts a conjunct of alternatives), both smoothed as
+    K's PMI is. It is used only where K's own count could not have shown the tie: when the number of
+    paragraphs the estimate expects to hold both, n(t) p(c | t), is below the ``min_support`` K needs to
+    attest a clue. No new threshold: the estimate meets the same line, floor and budget.
+    """
+
+    def __init__(self, measure: Measure) -> None:
+        self.measure = measure
+        self._signature: dict[Entity, tuple[frozenset[str], float, float]] = {}
+        self._values: dict[tuple[frozenset[str], Entity], float] = {}
+
+    def read(self, signature: Mapping[Entity, Collection[str]]) -> None:
+        """A new text: each c's signature S (keys of the text K ties to c at the line)."""
+        self._values.clear()
+        self._signature.clear()
+        m = self.measure
+        est, k = m.estimator, m.knowledge
+        for e, keys in signature.items():
+            s = frozenset(keys)
+            if not s:
+                continue
+            n_s = m.count((s,))
+            n_cs = m.count(canon((s, e.keys)))
+            self._signature[e] = (s, est.pmi(k, e.n_docs, n_s, n_cs), n_s / k.n_docs)
+
+    def pmi(self, keys: frozenset[str], e: Entity) -> float:
+        found = self._signature.get(e)
+        if found is None:
+            return 0.0
+        cache_key = (keys, e)
+        value = self._values.get(cache_key)
+        if value is None:
+            value = self._values[cache_key] = self._compute(keys, e, *found)
+        return value
+
+    def _compute(self, keys: frozenset[str], e: Entity, s: frozenset[str], pmi_cs: float, p_s: float) -> float:
+        if keys & s or pmi_cs <= 0:
+            return 0.0
+        m = self.measure
+        est = m.estimator
+        n_t = m.count((keys,))
+        if n_t == 0:
+            return 0.0
+        n_ts = m.count(canon((keys, s)))
+        p_s_given_t = (n_ts + est.prior_weight * p_s) / (n_t + est.prior_weight)
+        estimate = pmi_cs + math.log(p_s_given_t)
+        p_c_given_t = math.exp(estimate) * e.n_docs / m.knowledge.n_docs
+        if n_t * p_c_given_t >= est.min_support:
+            return 0.0  # K's own count could show this tie: its first-order PMI stands
+        return max(estimate, 0.0)
