@@ -17,7 +17,6 @@ from gateway.model.engine import Engine
 from gateway.model.generalization import NameKinds
 from gateway.model.identifiers import Analyzer
 from gateway.model.knowledge import DEFAULT_MIN_SUPPORT, DEFAULT_PRIOR_WEIGHT, Estimator, Knowledge
-from gateway.model.related import Relatedness
 from gateway.model.taxonomy import ChainedTaxonomy, Taxonomy
 from gateway.taxonomy.org import OrgTaxonomy
 from gateway.taxonomy.wordnet import WordNet
@@ -77,16 +76,7 @@ def build_engine(config: EngineConfig = EngineConfig(), *, knowledge: Knowledge 
         estimator=Estimator(prior_weight=config.prior_weight, min_support=config.min_support),
         extra_phrases=extra,
         names=_name_kinds(wordnet),
-        related=_relatedness(),
     )
-
-
-def _relatedness() -> Relatedness | None:
-    """Word vectors as the second source of relatedness (related.py), if installed (they are a dependency)."""
-    from gateway.knowledge.vectors import load_word_vectors
-
-    vectors = load_word_vectors()
-    return Relatedness(vectors) if vectors is not None else None
 
 
 def _name_kinds(wordnet: WordNet) -> NameKinds:

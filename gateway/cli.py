@@ -236,10 +236,7 @@ def cmd_index(args: argparse.Namespace) -> int:
         started = time.monotonic()
         k = load_knowledge(args.path)
         WordNet()
-        from gateway.knowledge.vectors import load_word_vectors
-
-        load_word_vectors()
-        print(f"{k.path}: {len(k)} terms, mapped from {k.mapped_path or 'memory'}; WordNet, word vectors prepared "
+        print(f"{k.path}: {len(k)} terms, mapped from {k.mapped_path or 'memory'}; WordNet prepared "
               f"({time.monotonic() - started:.1f} s)")  # fmt: skip
         return 0
     from tqdm import tqdm

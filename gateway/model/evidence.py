@@ -48,7 +48,7 @@ from gateway.model.measure import VERDICT_CACHE, BoundedCache, Measure, Verdict,
 from gateway.model.memory import named_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
-from gateway.model.related import Relatedness, SecondOrder
+from gateway.model.related import SecondOrder
 from gateway.model.terms import TermOccurrence, Token
 
 # How many of a unit's clues a decision names as its evidence (strongest first).
@@ -66,21 +66,16 @@ class _Unit:
 class Accumulator:
     """Sums the evidence of each paragraph (and of a stream's memory) and lowers the strongest clues."""
 
-    def __init__(self, measure: Measure, generalizer: Generalizer, *, related: Relatedness | None = None) -> None:
+    def __init__(self, measure: Measure, generalizer: Generalizer) -> None:
         self.measure = measure
         self.generalizer = generalizer
-        # Second sources (related.py): count beside K's PMI for an entity the text is about.
-        self.related = related
-        self.second_order: SecondOrder | None = SecondOrder(measure)
+        # K's second order (related.py): counts beside its PMI for an entity the text is about.
+        self.second_order = SecondOrder(measure)
         self.support = measure.estimator.min_support
         # One entry per term and entity set (about 350 bytes): 5,600 after 750 archive messages; bounded as the
         # engine's verdicts are, where 200,000 would have let a long-running worker reach ~70 MB.
         self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(
             VERDICT_CACHE
-        )
-        self._kinds: BoundedCache[tuple[Entity, float | None], tuple[str | None]] = BoundedCache(256)
-        self._related: BoundedCache[tuple[frozenset[str], tuple[Entity, ...], float | None], tuple[float, ...]] = (
-            BoundedCache(VERDICT_CACHE)
         )
 
     def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
@@ -103,31 +98,9 @@ class Accumulator:
             out.append(m.estimator.pmi(m.knowledge, e.n_docs, n_t, n_ct) if attested else 0.0)
         return tuple(out)
 
-    def related_pmis(
-        self, keys: frozenset[str], entities: Sequence[Entity], alpha: float | None = None
-    ) -> tuple[float, ...]:
-        """related(c; t) for every c (related.py), beyond what c's generalization at ``alpha`` tells; 0 without
-        a second source."""
-        if self.related is None:
-            return tuple(0.0 for _ in entities)
-        related = self.related
-        kinds = [self._kinds.get((e, alpha), self._kind)[0] for e in entities] if alpha else []
-        return self._related.get((keys, tuple(entities), alpha), lambda k: related.pmis(k[0], k[1], kinds))
-
-    def _kind(self, key: tuple[Entity, float | None]) -> tuple[str | None]:
-        """What c's name is generalized to at alpha (Algorithm 1's first safe generalization): what a reader of
-        the sanitized text is told of c anyway. None if there is none."""
-        e, alpha = key
-        policy = SanitizePolicy(entities=(e.name,), alpha=alpha or 1.0)
-        for name in (e.name, *sorted(e.keys)):
-            for g in self.generalizer.taxonomy.generalizations(name):
-                if self.generalizer.judge(g, (e,), policy).accepted:
-                    return (g.term,)
-        return (None,)
-
     def about(self, entities: Sequence[Entity], policy: SanitizePolicy, named: Collection[str]) -> frozenset[int]:
-        """The entities (by position) for which the second source counts: those the text is about."""
-        if (self.related is None and self.second_order is None) or not policy.related_terms:
+        """The entities (by position) for which the second order counts: those the text (or thread) names."""
+        if not policy.second_order:
             return frozenset()
         return frozenset(i for i, e in enumerate(entities) if e.name in named)
 
@@ -139,14 +112,13 @@ class Accumulator:
         about: frozenset[int] = frozenset(),
     ) -> tuple[float, ...]:
         """What a term adds to a unit's evidence, per c: its PMI when it reaches the floor, else 0 (for an
-        entity in ``about``, the larger of K's PMI and the second source's estimate)."""
+        entity in ``about``, the larger of K's PMI and its second-order estimate)."""
         pmis = self.pmis(keys, entities)
         if about:
-            rel = self.related_pmis(keys, entities, policy.alpha)
             so = self.second_order
             pmis = tuple(
-                max(p, r, so.pmi(keys, e) if so is not None else 0.0) if i in about else p
-                for i, (p, r, e) in enumerate(zip(pmis, rel, entities, strict=True))
+                max(p, so.pmi(keys, e)) if i in about else p
+                for i, (p, e) in enumerate(zip(pmis, entities, strict=True))
             )
         return tuple(
             p if p > 0 and p >= policy.evidence_floor * e.ic / policy.alpha else 0.0
@@ -175,9 +147,9 @@ class Accumulator:
         if policy.evidence_budget <= 0 or not entities:
             return
         about = self.about(entities, policy, named)
-        if first and self.second_order is not None:
+        if first:
             # c's signature in this text (second order, related.py): read from the text as it came, once.
-            lines = [e.ic / policy.alpha for e in entities]
+            lines = [self.second_order.share * e.ic / policy.alpha for e in entities]
             names_of = {k for e in entities for k in e.keys}
             self.second_order.read({
                 entities[i]: [k for k in by_key if k not in names_of
@@ -257,7 +229,7 @@ class Accumulator:
                 verdict = Verdict(0, entities[over], totals[over], budgets[over], totals[over] / budgets[over])
                 shown = tuple(surface(k) for k in strongest if clues[k][over] > 0)
                 from_memory = frozenset(earlier) if own < budgets[over] else frozenset()
-                # Below the usual budget, or judged with the second source at all: only the thread made it so.
+                # Below the usual budget, or judged with the second order at all: only the thread made it so.
                 if totals[over] < lax[over] or (over in about and entities[over].name in thread_named):
                     from_memory |= {named_marker(entities[over].name)}
                 self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,

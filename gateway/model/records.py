@@ -55,9 +55,9 @@ class SanitizePolicy:
     # clues are no chance co-occurrences of everyday words, which is what the larger default budget spares.
     # 0: the same as evidence_budget.
     named_budget: float = 1.0
-    # In a text about c (it, or its thread, named c), a second source of relatedness (word vectors, related.py)
-    # counts beside K's PMI in the summed evidence, for words K barely ties to c.
-    related_terms: bool = True
+    # In a text about c (it, or its thread, named c), K's second-order co-occurrence (related.py) counts beside
+    # its PMI in the summed evidence, for rare words whose few paragraphs K cannot tie to c first-hand.
+    second_order: bool = True
     unknown: UnknownTerms = "context"
     allow: frozenset[str] = frozenset()
     deny: frozenset[str] = frozenset()
