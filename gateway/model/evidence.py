@@ -203,7 +203,7 @@ class Accumulator:
             elif key in safe:
                 found = clue(frozenset({key}))
             elif about and key not in allow and key not in names:
-                found = clue(frozenset({key}))  # unknown to K: the second source may still know it
+                found = clue(frozenset({key}))  # too rare for K to attest a tie: its second order may
             else:
                 found = nothing  # allowed, or unknown to K
             nows[key] = found
