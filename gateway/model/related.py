@@ -65,6 +65,7 @@ class SecondOrder:
             self._signature[e] = (s, est.pmi(k, e.n_docs, n_s, n_cs), n_s / k.n_docs)
 
     def pmi(self, keys: frozenset[str], e: Entity) -> float:
+        """PMI2(c; t) of a term written as any of ``keys``, in the text last read; 0 where it does not apply."""
         found = self._signature.get(e)
         if found is None:
             return 0.0
