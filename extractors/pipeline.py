@@ -194,14 +194,39 @@ def process(
     verify: bool = True,
     disclosed: Sequence[Collection[str]] = (),
     identifiers: Analyzer | None = None,
+    extracted: Extracted | None = None,
 ) -> Outcome:
+    """``extracted``: what ``read`` gave for the same arguments (the worker reads first to choose where to judge)."""
     if not data.strip():
         raise InputError(f"{name}: the file is empty")
     kind = kind or detect_kind(data, name)
     try:
-        return _process(data, kind, engine, policies, name, limits, content_policy, verify, disclosed, identifiers)
+        return _process(data, kind, engine, policies, name, limits, content_policy, verify, disclosed, identifiers,
+                        extracted)  # fmt: skip
     except SanigateError as exc:
         raise exc.naming(name) from exc.__cause__
+
+
+def read(
+    data: bytes,
+    *,
+    name: str = "input",
+    kind: Kind | None = None,
+    limits: Limits = DEFAULT_LIMITS,
+    content_policy: ContentPolicy = DEFAULT_CONTENT_POLICY,
+) -> Extracted:
+    """The extraction ``process`` starts with, with the same errors."""
+    if not data.strip():
+        raise InputError(f"{name}: the file is empty")
+    try:
+        return extract(data, kind or detect_kind(data, name), name=name, limits=limits, policy=content_policy)
+    except SanigateError as exc:
+        raise exc.naming(name) from exc.__cause__
+
+
+def text_size(extracted: Extracted) -> int:
+    """Characters of text the engine will read (segments and their separators)."""
+    return sum(len(s.text) + len(SEPARATOR) for s in extracted.segments)
 
 
 def _process(
@@ -215,8 +240,10 @@ def _process(
     verify: bool,
     disclosed: Sequence[Collection[str]] = (),
     identifiers: Analyzer | None = None,
+    extracted: Extracted | None = None,
 ) -> Outcome:
-    extracted = extract(data, kind, name=name, limits=limits, policy=content_policy)
+    if extracted is None:
+        extracted = extract(data, kind, name=name, limits=limits, policy=content_policy)
     pieces, results, spans = sanitize_extracted(extracted, engine, policies, disclosed, identifiers)
     notes: list[Note] = list(extracted.notes)
     changed = any(r.decisions for r in results)

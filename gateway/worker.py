@@ -8,21 +8,30 @@ or ask the sender to try again; it never raises for a bad message.
 
 from __future__ import annotations
 
+import errno
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from extractors.base import Extracted
 from extractors.mail import ContentPolicy, Handling
-from extractors.pipeline import process
+from extractors.pipeline import process, read, text_size
 from gateway import heap
 from gateway.config import EngineFiles, PolicyConfig
-from gateway.errors import ContentError, KnowledgeUnavailableError, SanigateError, TraceFoundError
+from gateway.errors import (
+    ContentError,
+    KnowledgeUnavailableError,
+    LimitExceededError,
+    SanigateError,
+    TraceFoundError,
+)
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer
 from gateway.model.identifiers.stage import mask
 from gateway.model.memory import Memory, disclosed_terms, named_entities
 from gateway.model.records import Decision
+from gateway.sandbox import ChildDiedError, ChildTimeoutError, address_space, run_forked
 from gateway.store.base import DecisionRecord, HoldCause
 
 log = logging.getLogger("sanigate.worker")
@@ -115,16 +124,32 @@ def sanitize_message(
     engine: Engine | None = None,
     memory: Mapping[str, Memory] | None = None,
     identifiers: Analyzer | None = None,
+    *,
+    isolate: bool | None = None,
 ) -> JobResult:
-    """``memory``: for each policy that remembers, what its streams disclosed before (gateway/streams.py)."""
+    """``memory``: for each policy that remembers, what its streams disclosed before (gateway/streams.py).
+
+    ``isolate``: judge a text of ``LARGE_TEXT_CHARS`` or more in a forked child (by default in a worker
+    process, not in a thread of the gateway).
+    """
+    if isolate is None:
+        isolate = engine is None
     try:
-        return _sanitize_message(data, policies, name, engine, memory, identifiers)
+        return _sanitize_message(data, policies, name, engine, memory, identifiers, isolate)
     finally:
         used = engine or _engine
         if used is not None:
             used.forget_texts()  # a large text's tokens are not kept until the next message replaces them
         if engine is None and len(data) >= heap.TRIM_AFTER_BYTES:
             heap.trim()  # a worker process (not a thread of the gateway): give back what a large message took
+
+
+# A text this large is judged in a forked child: its tokens, terms and the copies of each round (about
+# 60 MB for the archive's 150,000-character PDF text) leave nothing behind in the worker, whose caches
+# would otherwise pin the arenas they were taken from. Smaller texts cost less than a fork's page faults.
+LARGE_TEXT_CHARS = 32_768
+CHILD_MAX_SECONDS = 300.0
+CHILD_MAX_MEMORY = 2 * 1024**3  # beyond the worker's own address space (K and WordNet are mapped in it)
 
 
 def _sanitize_message(
@@ -134,6 +159,7 @@ def _sanitize_message(
     engine: Engine | None,
     memory: Mapping[str, Memory] | None,
     identifiers: Analyzer | None,
+    isolate: bool,
 ) -> JobResult:
     engine = engine or _engine
     memory = memory or {}
@@ -143,36 +169,58 @@ def _sanitize_message(
     if not policies:
         return JobResult("forward", data, "no policy for this sender", ())
     on_failure = max((p.on_failure for p in policies), key=lambda f: _FAILURE_ORDER[f])
+    job = _Job(data, tuple(policies), name, engine, memory, identifiers, on_failure, strictest(policies))
     try:
-        outcome = process(data, engine=engine, policies=[p.sanitize for p in policies], name=name, kind="mail",
-                          content_policy=strictest(policies), identifiers=identifiers,
-                          disclosed=[memory[p.name].terms if p.name in memory else () for p in policies])  # fmt: skip
+        extracted = read(data, name=name, kind="mail", content_policy=job.content_policy)
+    except Exception as exc:
+        return _failed(exc, name, on_failure)
+    if isolate and text_size(extracted) >= LARGE_TEXT_CHARS:
+        return _judge_in_child(job, extracted)
+    return _judge(job, extracted)
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    data: bytes
+    policies: tuple[PolicyConfig, ...]
+    name: str
+    engine: Engine
+    memory: Mapping[str, Memory]
+    identifiers: Analyzer | None
+    on_failure: str
+    content_policy: ContentPolicy
+
+
+def _judge_in_child(job: _Job, extracted: Extracted) -> JobResult:
+    """``_judge`` in a forked child; its death or silence holds the message, never lets it through."""
+    try:
+        return run_forked(_judge, (job, extracted), max_seconds=CHILD_MAX_SECONDS,
+                          max_memory=address_space() + CHILD_MAX_MEMORY, may_fork=True)  # fmt: skip
+    except ChildTimeoutError:
+        detail = f"not sanitized within {CHILD_MAX_SECONDS:g} s (a text of {text_size(extracted)} characters)"
+        log.warning("%s: %s", job.name, detail)
+        return JobResult("hold", None, "timeout", (), (detail,), cause=HoldCause(detail=detail))
+    except ChildDiedError:
+        detail = "the sanitizer's child process died on this message"
+        log.error("%s: %s", job.name, detail)
+        return JobResult("hold", None, "sanitizer-crashed", (), (detail,), cause=HoldCause(detail=detail))
+
+
+def _judge(job: _Job, extracted: Extracted) -> JobResult:
+    engine, policies, memory = job.engine, job.policies, job.memory
+    try:
+        outcome = process(job.data, engine=engine, policies=[p.sanitize for p in policies], name=job.name,
+                          kind="mail", content_policy=job.content_policy, identifiers=job.identifiers,
+                          disclosed=[memory[p.name].terms if p.name in memory else () for p in policies],
+                          extracted=extracted)  # fmt: skip
         final = outcome.results[-1].text if outcome.results else ""
         disclosed = {
             p.name: disclosed_terms(engine, final, p.sanitize, named=named_entities(r))
             for p, r in zip(policies, outcome.results, strict=False)
             if p.name in memory and p.sanitize.entities  # an identifiers-only policy has no groups to remember
         }
-    except TraceFoundError as exc:
-        # The last check found a name in what would leave: held for a person to look at, whatever on_failure
-        # says (a rejection would tell the sender nothing of what to fix, and release is a reviewer's call).
-        log.warning("%s: %s", name, exc.message)
-        return JobResult("hold", None, exc.reason, (), (exc.message,), cause=cause_of(exc))
-    except ContentError as exc:
-        log.info("%s: cannot be sanitized: %s", name, exc.message)
-        return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,), cause=cause_of(exc))
-    except KnowledgeUnavailableError as exc:
-        # K did not answer: no decision may rest on part of it. Held, whatever the policy's on_failure says.
-        log.warning("%s: %s", name, exc.message)
-        return JobResult("hold", None, "knowledge-unavailable", (), (exc.message,), cause=cause_of(exc))
-    except SanigateError as exc:
-        log.warning("%s: %s", name, exc.message)
-        return JobResult(_failure_verdict(on_failure), None, "sanitizer-error", (), (exc.message,),
-                         cause=cause_of(exc))  # fmt: skip
-    except Exception as exc:  # a bug must hold the message, never forward it in clear
-        log.exception("%s: internal error while sanitizing", name)
-        detail = f"{type(exc).__name__}: {exc}"
-        return JobResult("hold", None, "internal-error", (), (detail,), cause=HoldCause(detail=detail))
+    except Exception as exc:
+        return _failed(exc, job.name, job.on_failure)
     records: list[DecisionRecord] = []
     spans = iter(outcome.spans)
     for policy, result in zip(policies, outcome.results, strict=False):
@@ -204,6 +252,33 @@ def _sanitize_message(
             utility *= r.utility.preservation / 100.0
     return JobResult("forward", outcome.data, "sanitized" if outcome.changed else "clean", tuple(records), notes,
                      utility, disclosed=disclosed)  # fmt: skip
+
+
+def _failed(exc: Exception, name: str, on_failure: str) -> JobResult:
+    """What a message that could not be sanitized gets; called inside the ``except`` that caught ``exc``."""
+    if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno == errno.ENOMEM):
+        # A very large text in a child, whose address space is limited (a file mapped late fails as ENOMEM).
+        exc = LimitExceededError("the text needs more memory than a message may take", part=name)
+    if isinstance(exc, TraceFoundError):
+        # The last check found a name in what would leave: held for a person to look at, whatever on_failure
+        # says (a rejection would tell the sender nothing of what to fix, and release is a reviewer's call).
+        log.warning("%s: %s", name, exc.message)
+        return JobResult("hold", None, exc.reason, (), (exc.message,), cause=cause_of(exc))
+    if isinstance(exc, ContentError):
+        log.info("%s: cannot be sanitized: %s", name, exc.message)
+        return JobResult(_failure_verdict(on_failure), None, exc.reason, (), (exc.message,), cause=cause_of(exc))
+    if isinstance(exc, KnowledgeUnavailableError):
+        # K did not answer: no decision may rest on part of it. Held, whatever the policy's on_failure says.
+        log.warning("%s: %s", name, exc.message)
+        return JobResult("hold", None, "knowledge-unavailable", (), (exc.message,), cause=cause_of(exc))
+    if isinstance(exc, SanigateError):
+        log.warning("%s: %s", name, exc.message)
+        return JobResult(_failure_verdict(on_failure), None, "sanitizer-error", (), (exc.message,),
+                         cause=cause_of(exc))  # fmt: skip
+    # A bug must hold the message, never forward it in clear.
+    log.exception("%s: internal error while sanitizing", name)
+    detail = f"{type(exc).__name__}: {exc}"
+    return JobResult("hold", None, "internal-error", (), (detail,), cause=HoldCause(detail=detail))
 
 
 def cause_of(exc: SanigateError) -> HoldCause:

@@ -22,11 +22,8 @@ text cannot be inspected, so it is held.
 from __future__ import annotations
 
 import gc
-import multiprocessing as mp
-import resource
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from typing import cast
 
 from extractors.base import Note, Segment
@@ -38,6 +35,7 @@ from gateway.errors import (
     UnreadableContentError,
     UnsupportedContentError,
 )
+from gateway.sandbox import ChildDiedError, ChildTimeoutError, run_forked
 
 MIN_TEXT_CHARS = 16  # below this, a PDF with pages is taken to be images of text
 
@@ -111,22 +109,22 @@ def _write(data: bytes, part: str, max_pages: int, pieces: list[tuple[str, ...]]
     return doc.write(pieces)
 
 
-def _child(conn: Connection, func: object, args: tuple[object, ...], max_memory: int) -> None:
+def _guarded(func: Callable[..., object], args: tuple[object, ...], max_memory: int) -> tuple[str, object]:
+    """In the child: the result, or the error's type name and message (errors may not pickle)."""
     gc.disable()  # the parent's heap (K, WordNet) is shared copy-on-write: do not walk it
-    resource.setrlimit(resource.RLIMIT_AS, (max_memory, max_memory))
     try:
-        conn.send(("ok", func(*args)))  # type: ignore[operator]
+        return ("ok", func(*args))
     except ContentError as exc:
         message = exc.message
         if exc.part and message.startswith(f"{exc.part}: "):
             message = message[len(exc.part) + 2 :]
-        conn.send((type(exc).__name__, message))
+        return (type(exc).__name__, message)
     except MemoryError:
-        conn.send(("LimitExceededError", f"more than {max_memory // (1024 * 1024)} MB of memory"))
+        return ("LimitExceededError", f"more than {max_memory // (1024 * 1024)} MB of memory")
     except RecursionError:
-        conn.send(("LimitExceededError", "structure nested too deeply"))
+        return ("LimitExceededError", "structure nested too deeply")
     except Exception as exc:
-        conn.send(("UnreadableContentError", f"{type(exc).__name__}: {str(exc)[:200]}"))
+        return ("UnreadableContentError", f"{type(exc).__name__}: {str(exc)[:200]}")
 
 
 ERRORS: dict[str, type[ContentError]] = {
@@ -137,33 +135,20 @@ ERRORS: dict[str, type[ContentError]] = {
 }
 
 
-def _sandboxed(func: object, args: tuple[object, ...], part: str, limits: Limits) -> object:
+def _sandboxed(func: Callable[..., object], args: tuple[object, ...], part: str, limits: Limits) -> object:
     # Import the libraries here, once, so that every forked child starts with them loaded.
     import pdfminer.cmapdb  # noqa: F401
     import pikepdf  # noqa: F401
 
     import extractors.pdf.document  # noqa: F401
 
-    ctx = mp.get_context("fork")
-    recv, send = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(send, func, args, limits.pdf_max_memory), daemon=True)
-    gc.freeze()  # objects that exist now are not collected in the child: no copy-on-write storm
     try:
-        proc.start()
-    finally:
-        gc.unfreeze()
-    send.close()
-    try:
-        if not recv.poll(limits.pdf_max_seconds):
-            raise LimitExceededError(f"PDF processing took more than {limits.pdf_max_seconds:g} s", part=part)
-        status, payload = recv.recv()
-    except EOFError as exc:
+        status, payload = run_forked(_guarded, (func, args, limits.pdf_max_memory),
+                                     max_seconds=limits.pdf_max_seconds, max_memory=limits.pdf_max_memory)  # fmt: skip
+    except ChildTimeoutError as exc:
+        raise LimitExceededError(f"PDF processing took more than {limits.pdf_max_seconds:g} s", part=part) from exc
+    except ChildDiedError as exc:
         raise UnreadableContentError("the PDF reader died on this file", part=part) from exc
-    finally:
-        recv.close()
-        if proc.is_alive():
-            proc.kill()
-        proc.join(5)
     if status == "ok":
         return payload
     raise ERRORS.get(status, UnreadableContentError)(str(payload), part=part)
