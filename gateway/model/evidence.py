@@ -39,6 +39,7 @@ budget as its threshold, and the strongest clues as its group.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -211,21 +212,22 @@ class Accumulator:
 
         for keys in paragraphs.values():
             unit = _Unit(list(dict.fromkeys(keys)))
+            # Only the clue lowered changes from one pass to the next (``now`` keeps the others); the sums are
+            # still taken over every clue in the unit's order, so that they are the same floats every time.
+            clues = {k: now(k) for k in unit.keys}
             while True:
-                clues = {k: now(k) for k in unit.keys}
-                totals = [base[i] + sum(c[i] for c in clues.values()) for i in range(len(entities))]
+                totals = [b + sum(column) for b, column in zip(base, zip(*clues.values(), strict=True), strict=True)]
                 over = max(range(len(entities)), key=lambda i: totals[i] / budgets[i])
                 if totals[over] < budgets[over]:
                     break
-                order = sorted((k for k in unit.keys if k not in unit.tried and clues[k][over] > 0),
-                               key=lambda k: (-clues[k][over], k))  # fmt: skip
-                if not order:
+                candidates = [k for k, c in clues.items() if c[over] > 0 and k not in unit.tried]
+                if not candidates:
                     break
-                target = order[0]
+                target = min(candidates, key=lambda k: (-clues[k][over], k))  # the keys are distinct: no tie
                 unit.tried.add(target)
                 goal = clues[target][over] - (totals[over] - budgets[over])
                 own = totals[over] - base[over]
-                strongest = sorted(clues, key=lambda k: -clues[k][over])[:SHOWN_CLUES]
+                strongest = heapq.nsmallest(SHOWN_CLUES, clues, key=lambda k: -clues[k][over])  # sorted()[:n]
                 verdict = Verdict(0, entities[over], totals[over], budgets[over], totals[over] / budgets[over])
                 shown = tuple(surface(k) for k in strongest if clues[k][over] > 0)
                 from_memory = frozenset(earlier) if own < budgets[over] else frozenset()
@@ -235,6 +237,7 @@ class Accumulator:
                 self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
                             context, entities, policy, forbidden, about)  # fmt: skip
                 nows.pop(target, None)
+                clues[target] = now(target)
 
     def _lower(
         self,
