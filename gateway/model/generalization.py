@@ -84,6 +84,10 @@ class _NearWeights:
             return NEAR_WEIGHT * self._base.get(word, 1.0)
         return self._base.get(word)
 
+    def among(self, words: frozenset[str], /) -> Collection[str]:
+        """The words ``get`` may answer for (set intersections in C, rather than a call per word)."""
+        return (self._base.keys() & words) | (self._words.lower.keys() & words) | (self._words.cased.keys() & words)
+
 
 MAX_SENSES_TRIED = 4
 _WORD = re.compile(r"\w+")

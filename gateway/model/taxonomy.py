@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, cast
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +118,14 @@ class Weights(Protocol):
     def get(self, word: str, /) -> float | None: ...
 
 
+def _among(ctx: Weights) -> Callable[[frozenset[str]], Collection[str]]:
+    """Of a sense's words, those ``ctx`` may weigh (every one its ``get`` answers for), found in C."""
+    if isinstance(ctx, dict):
+        return ctx.keys().__and__
+    among = getattr(ctx, "among", None)  # generalization._NearWeights
+    return cast("Callable[[frozenset[str]], Collection[str]]", among) if callable(among) else lambda w: w
+
+
 def choose_sense_lowered(senses: Sequence[Sense], ctx: Weights, *, capitalized: bool) -> Sense | None:
     """``choose_sense`` with the context's weights already keyed by lower-case words (a text's terms
     are; copying and lowering its whole context for every word generalized was most of the cost)."""
@@ -127,11 +135,14 @@ def choose_sense_lowered(senses: Sequence[Sense], ctx: Weights, *, capitalized: 
         return senses[0]
     best: tuple[float, int] | None = None
     chosen = senses[0]
+    get = ctx.get
+    among = _among(ctx)
     for rank, s in enumerate(senses):
         words, root = _sense_words(s)
         # Over the root of the gloss's length: a long gloss matches more words by chance (Lesk's known bias).
-        # fsum: exactly rounded, so the choice does not depend on the order a set is read in.
-        overlap = math.fsum(x for w in words if (x := ctx.get(w)) is not None) * GLOSS_WORDS**0.5 / root
+        # fsum: exactly rounded, so the choice depends neither on the order a set is read in nor on the words
+        # with no weight being skipped before they are asked (``among``, in C).
+        overlap = math.fsum(x for w in among(words) if (x := get(w)) is not None) * GLOSS_WORDS**0.5 / root
         fit = 1.0 if (s.is_instance or s.proper) == capitalized else 0.0
         score = 2.0 * overlap + math.log1p(s.frequency) + 3.0 * fit
         key = (score, -rank)
