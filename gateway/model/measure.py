@@ -36,9 +36,11 @@ def compact(conjuncts: Conjuncts) -> str:
 
 
 # Entries per cache of a worker's Measure. Replaying the keys 1,000 archive messages asked
-# (us-medical): hit rates at these bounds are within 0.01 of an unbounded cache's (counts 0.594
-# against 0.604, verdicts 0.822, ICs 0.901), and a worker's caches stay a few MB however long it runs.
-COUNT_CACHE = 50_000
+# (us-medical): hit rates at these bounds are within 0.01 of an unbounded cache's (verdicts 0.822,
+# ICs 0.901; counts 0.594 at 50,000 against 0.604), and a worker's caches stay a few MB however long
+# it runs. Counts: 20,000 (about 110 bytes each), where a worker's CPU over bench_gateway's messages
+# did not change (most single-term counts come from the prefilter's table, not this cache).
+COUNT_CACHE = 20_000
 VERDICT_CACHE = 20_000
 IC_CACHE = 20_000
 

@@ -73,6 +73,10 @@ class _PolicyTable:
     by_entity: dict[Entity, npt.NDArray[np.uint32]]  # the same co-occurrences, by entity
 
 
+# Term ids kept (a key and a large int, about 130 bytes): the first met, a worker's everyday words.
+_MAX_IDS = 30_000
+
+
 class CleanTextFilter:
     """Per-policy ratio tables over a ``WholeKnowledge``, and the clean-text test."""
 
@@ -133,7 +137,7 @@ class CleanTextFilter:
         found = self._ids.get(key)
         if found is None:
             found = self._k.term_id(key)
-            if len(self._ids) < 100_000:
+            if len(self._ids) < _MAX_IDS:
                 self._ids[key] = found
         return found
 

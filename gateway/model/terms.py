@@ -223,7 +223,8 @@ def _mixed(raw: str) -> bool:
     return len(runs) > 1 and any(any(ch.isascii() and ch.isalpha() for ch in r) for r in runs)
 
 
-_MAX_SHARED_NORMS = 100_000
+# Words whose key is kept across texts (about 150 bytes each): 17,700 after 750 archive messages.
+_MAX_SHARED_NORMS = 30_000
 _CODE_AFTER = frozenset({":", "-", "("})
 _CODE_BEFORE = frozenset({":", ">"})
 
@@ -331,7 +332,8 @@ class PhraseSet:
                 yield j - i
 
 
-_MAX_ASKED = 50_000
+# K's answers kept (about 120 bytes each): 43,000 after 750 archive messages, where they stopped mattering.
+_MAX_ASKED = 20_000
 
 
 def extract_terms(

@@ -37,6 +37,8 @@ _MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
 # Synsets kept parsed (about 2 KB each): the taxonomy keeps its answers per word above them (wordnet.py),
 # so a worker that reads a few thousand synsets a day need not keep them all.
 _MAX_SYNSETS = 4_000
+# Lemmas kept decoded (a dict of lists, about 500 bytes each): the senses above them are cached per word too.
+_MAX_DECODED = 10_000
 
 
 class MappedLemmas(Mapping[str, dict[str, list[int]]]):
@@ -59,7 +61,7 @@ class MappedLemmas(Mapping[str, dict[str, list[int]]]):
             for part in bytes(self._table.value(i)).decode("ascii").split(";"):
                 pos, _, offsets = part.partition(":")
                 found[pos] = [int(o) for o in offsets.split(",")] if offsets else []
-        if len(self._decoded) < 50_000:
+        if len(self._decoded) < _MAX_DECODED:
             self._decoded[lemma] = found
         return found
 

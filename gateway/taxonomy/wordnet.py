@@ -218,6 +218,11 @@ class _Candidate:
     score: float
 
 
+# Words whose lemma is kept (about 150 bytes each), the first met: a worker's everyday vocabulary. Bounds
+# that a long-running worker reaches: fill-and-stop caches hold what they held at the bound for its life.
+LEMMA_CACHE = 30_000
+
+
 class WordNet:
     """Lemmatizer and taxonomy over WordNet 3.0."""
 
@@ -252,7 +257,7 @@ class WordNet:
                     if found:
                         lemma = found
                         break
-        if len(self._lemma_cache) < 100_000:
+        if len(self._lemma_cache) < LEMMA_CACHE:
             self._lemma_cache[word] = lemma
         return lemma
 
