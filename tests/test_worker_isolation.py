@@ -95,13 +95,20 @@ def test_a_child_that_dies_holds_the_message(engine: Engine, monkeypatch: pytest
     assert job.cause is not None and "died" in job.cause.detail
 
 
-def test_a_child_out_of_memory_is_refused_or_held_never_forwarded(engine: Engine,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
-    monkeypatch.setattr(worker, "CHILD_MAX_MEMORY", 0)  # no more than the worker already has
+def test_a_child_out_of_memory_refuses_as_the_policy_says(engine: Engine, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = worker.process
+
+    def greedy(*args: object, **kwargs: object) -> object:
+        bytearray(1024**3)  # beyond the child's limit: a MemoryError inside the sanitizer
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(worker, "process", greedy)
+    monkeypatch.setattr(worker, "CHILD_MAX_MEMORY", 256 * 1024**2)
     job = worker.sanitize_message(_large(), [POLICY], "big.eml", engine=engine, isolate=True)
-    assert job.data is None
-    # The memory error inside the sanitizer is a limit (the policy's on_failure: reject); outside it, a crash.
-    assert (job.verdict, job.reason) in {("reject", "limit-exceeded"), ("hold", "sanitizer-crashed")}
+    assert (job.verdict, job.data, job.reason) == ("reject", None, "limit-exceeded")  # on_failure = "reject"
+    # The same job in the worker itself (no limit there) is forwarded: the limit is the child's.
+    monkeypatch.setattr(worker, "process", real)
+    assert worker.sanitize_message(_large(), [POLICY], "big.eml", engine=engine, isolate=True).verdict == "forward"
 
 
 def _slow(job: object, extracted: object) -> object:
