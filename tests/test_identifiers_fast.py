@@ -85,11 +85,26 @@ def test_the_line_cache_holds_no_text(wordnet: WordNet) -> None:
     recognizer = NameRecognizer(WordNetLexicon(wordnet), cache_lines=3)
     list(recognizer(LETTER))
     lines = recognizer._lines
-    assert len(lines) == 3  # bounded: the oldest lines went
-    for (digest, _closing), found in lines.items():
+    assert len(lines) == 3  # bounded: the least recently read lines went
+    for digest, found in lines.items():
         assert isinstance(digest, bytes) and len(digest) == 16
         assert all(not isinstance(v, str) or v.isupper() or " " in v or v.islower() for f in found for v in f)
         assert b"Raman" not in digest and b"Nowak" not in digest
+
+
+def test_the_line_cache_keeps_the_lines_read_again(wordnet: WordNet) -> None:
+    recognizer = NameRecognizer(WordNetLexicon(wordnet), cache_lines=2)
+    read: list[str] = []
+    real = recognizer._read_line
+
+    def counting(line: str, closing: bool) -> tuple[tuple[int, int, str, str, float], ...]:
+        read.append(line)
+        return real(line, closing)
+
+    recognizer._read_line = counting  # type: ignore[method-assign]
+    list(recognizer("Mr Ruslan Kurkaev\nThe Court of Appeal\nMr Ruslan Kurkaev\nDr. Okonkwo\nMr Ruslan Kurkaev"))
+    # The first line, read again before a third came, stays; "The Court of Appeal" (read once) went first.
+    assert read == ["Mr Ruslan Kurkaev", "The Court of Appeal", "Dr. Okonkwo"]
 
 
 def test_a_value_in_another_case_gets_the_same_replacement(analyzer: Analyzer) -> None:
@@ -171,3 +186,64 @@ def test_the_closing_pretest_on_archive_lines() -> None:
                 closings += 1
                 assert names._may_close(text, at)
     assert closings > 10
+
+
+def _every_label(text: str) -> list[tuple[int, int]]:
+    """The definition of the label scan: the label pattern tried at every word that can open a label."""
+    out, pos = [], 0
+    for w in P._WORD_START.finditer(text):
+        if w.start() >= pos and w.group().lower() in P._LABEL_FIRST_WORDS:
+            m = P._LABELLED_AT.match(text, w.start())
+            if m is not None:
+                pos = m.end()
+                out.append(m.span())
+    return out
+
+
+LABELS = [
+    "MRN: 00123456, Acct # 44-55-66 and member ID\tXK-88812; SSN 123456789",
+    "Patient ID is A12-7, case no. 10424/05; ref.: 7781 / claim number 55512 and ticket #4411",
+    "driver's license D1234567 (a/c 0099881), S/N: SN_9981-X, serial no. ab.c-12",
+    "Medical record\n12345 (a line end between them) and policy number\n#7788; IMEI: 490154203237518",
+    "patient \u0130D 12345, serial \u017f\u212a12 and \u212aey 7, acc\u0131ount 5: letters IGNORECASE matches",
+    "file ref. 2021/77, registration no. 8Z-11, NHS number 943 476 5919, reference: _x9, ID: 9",
+    "no. 5, #12, ## 7, Ref—9981 (a dash that is no label's), Acct#,1234 and account: (12345)",
+]
+
+
+@pytest.mark.parametrize("text", LABELS)
+def test_the_label_pretest_hides_no_label(text: str) -> None:
+    assert [m.span() for m in P._labels(text)] == _every_label(text)
+
+
+def test_the_label_edges_are_exercised() -> None:
+    assert sum(len(_every_label(text)) for text in LABELS) >= 15
+    assert (0, 16) in _every_label(LABELS[4])  # "patient \u0130D 12345": a run must take the letters IGNORECASE adds
+    # Labels whose number is cut off by a line end or a character outside the runs are found by neither.
+    assert _every_label("Medical record\n12345") == [] and _every_label("Ref—9981") == []
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_label_pretest_on_archive_texts() -> None:
+    found = 0
+    for text in archive_texts(300, chars=20_000):
+        want = _every_label(text)
+        assert [m.span() for m in P._labels(text)] == want
+        found += len(want)
+    assert found > 20
+
+
+def test_the_lemma_summary_is_what_the_lemmas_say(wordnet: WordNet) -> None:
+    from gateway.taxonomy.wnreader import WordNetReader
+
+    reader = wordnet._wn
+    if not isinstance(reader, WordNetReader):
+        pytest.skip("WordNet is read by nltk here: the lexicon does not ask for a summary")
+    words = [*list(reader.all_lemma_names())[::97], "thanks", "court", "best", "regards", "hello", "smith",
+             "glasses", "galore", "fast", "agreeable", "zzzyx", "court_of_appeal", "u.s.", "o'brien"]  # fmt: skip
+    satellites = 0
+    for word in words:
+        lemmas = reader.lemmas(word)
+        assert reader.lemma_summary(word) == (len(lemmas), sum(lm.count() for lm in lemmas if lm.name()[:1].islower()))
+        satellites += any(lm.synset().pos() == "s" for lm in lemmas)
+    assert satellites > 50  # the keys that name a head synset are exercised

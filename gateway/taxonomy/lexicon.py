@@ -7,6 +7,7 @@ from typing import Any
 
 from gateway.model.identifiers.names import WordClass
 from gateway.model.terms import STOPWORDS
+from gateway.taxonomy.wnreader import WordNetReader
 from gateway.taxonomy.wordnet import WordNet
 
 # A capitalised word whose ordinary senses are this frequent in SemCor is an ordinary word
@@ -69,7 +70,12 @@ class WordNetLexicon:
         low = word.lower().replace("’", "'").replace(" ", "_")
         if low in STOPWORDS or low in _FUNCTION_WORDS:
             return "common"
-        lemmas = list(self._wn.lemmas(low))
+        # Most capitalised words are ordinary ones (a sentence's first word) or unknown to WordNet: the lemma
+        # fields and sense counts tell both before any synset is read (sanigate's reader; nltk's reads them all).
+        summary = self._wn.lemma_summary(low) if isinstance(self._wn, WordNetReader) else None
+        if summary is not None and summary[0] and summary[1] >= COMMON_COUNT:
+            return "common"
+        lemmas = list(self._wn.lemmas(low)) if summary is None or summary[0] else []
         for pos in ("n", "v", "a", "r"):
             if lemmas:
                 break

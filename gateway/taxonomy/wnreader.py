@@ -41,6 +41,12 @@ _MAX_SYNSETS = 4_000
 _MAX_DECODED = 10_000
 
 
+def _lemma_name(field: str) -> str:
+    m = _MARKER.match(field)
+    assert m is not None  # the pattern matches any string
+    return m.group(1)
+
+
 class MappedLemmas(Mapping[str, dict[str, list[int]]]):
     """nltk's lemma -> pos -> synset offsets, decoded from the mapped table on demand.
 
@@ -277,6 +283,57 @@ class WordNetReader:
     def lemma_count(self, lemma: Lemma) -> int:
         i = self._sense_counts.id_of(lemma._key)
         return 0 if i < 0 else int(bytes(self._sense_counts.value(i)))
+
+    def lemma_summary(self, lemma: str) -> tuple[int, int] | None:
+        """``len(lemmas(lemma))`` and ``sum(lm.count() for lm in lemmas(lemma) if lm.name()[:1].islower())``, read
+        from the lemma fields of the data lines alone (no synset parsed: the lexicon asks it of every capitalised
+        word it meets); None where a satellite's head cannot be read."""
+        lemma = lemma.lower()
+        index = self._lemma_pos_offset_map
+        total = named = 0
+        for p in POS_LIST:
+            for form in self._morphy(lemma, p):
+                data = self._data_file(p)
+                for offset in index[form].get(p, []):
+                    end = data.find(b"\n", offset)
+                    line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
+                    if line[:8] != f"{offset:08d}":
+                        continue  # synset_from_pos_and_offset finds no synset there
+                    _offset, lexname, ss_type, n_hex, rest = line.split(" ", 4)
+                    n_lemmas = int(n_hex, 16)
+                    fields = rest.split(" ", 2 * n_lemmas)
+                    for i in range(0, 2 * n_lemmas, 2):
+                        name = _lemma_name(fields[i])
+                        if name.lower() != lemma:
+                            continue
+                        named += 1
+                        if not name[:1].islower():
+                            continue
+                        head = ":"  # no head: "name%pos:lexname:id::"
+                        if ss_type == "s":  # the key names the head: the first lemma of the first similar synset
+                            found = self._head_of(fields[-1])
+                            if found is None:
+                                return None
+                            head = found
+                        key = f"{name}%{_POS_NUMBERS[ss_type]}:{int(lexname):02d}:{int(fields[i + 1], 16):02d}:{head}"
+                        i_count = self._sense_counts.id_of(key.lower())
+                        total += 0 if i_count < 0 else int(bytes(self._sense_counts.value(i_count)))
+        return named, total
+
+    def _head_of(self, pointers: str) -> str | None:
+        """ "name:lex_id" of a satellite's head, from the pointer fields of its data line (``Synset._parse``)."""
+        fields = pointers.split(" ")
+        for i in range(1, 1 + 4 * int(fields[0]), 4):
+            if fields[i] == "&" and fields[i + 3] == "0000":
+                pos, offset = fields[i + 2], int(fields[i + 1])
+                data = self._data_file(pos)
+                end = data.find(b"\n", offset)
+                line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
+                if line[:8] != f"{offset:08d}":
+                    return None
+                first, lex_id = line.split(" ", 6)[4:6]
+                return f"{_lemma_name(first)}:{int(lex_id, 16):02d}"
+        return None
 
     def synset_from_pos_and_offset(self, pos: str, offset: int) -> Synset | None:
         cache_key = (pos, offset)

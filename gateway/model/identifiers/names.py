@@ -98,10 +98,10 @@ _CODE_CHARS = frozenset("_0123456789")
 _GLUE = frozenset("=+")
 
 
-def _opaque(text: str, start: int, end: int) -> bool:
+def _opaque(text: str, start: int, end: int, word: str) -> bool:
     """A capital inside a machine token: a constant or version ("R_DKIM_ALLOW", "X11"), a product and its version
     ("Mozilla/5.0"), a run of base64 ("bh=Zf+Qq"). Mail headers are full of them and no person is written so."""
-    if not _CODE_CHARS.isdisjoint(text[start:end]):
+    if not _CODE_CHARS.isdisjoint(word):
         return True
     before = text[start - 1] if start else ""
     after, then = text[end : end + 1], text[end + 1 : end + 2]
@@ -148,6 +148,7 @@ def _shouting(line: str) -> bool:
 
 
 # A finding of a line: start and end in the line, kind, source, score.
+_AFTER_CLOSING = b"closing"
 _LineFinding = tuple[int, int, str, str, float]
 
 
@@ -158,8 +159,9 @@ class NameRecognizer:
     def __init__(self, lexicon: Lexicon, *, cache_lines: int = 20_000) -> None:
         self._lexicon = lexicon
         self._cache_lines = cache_lines
-        # Keyed by a digest of the line, so what is remembered holds no text of anyone's mail.
-        self._lines: dict[tuple[bytes, bool], tuple[_LineFinding, ...]] = {}
+        # Keyed by a digest of the line (personalised by the closing bit), so what is remembered holds no text
+        # of anyone's mail; the least recently read line goes first.
+        self._lines: dict[bytes, tuple[_LineFinding, ...]] = {}
 
     def __call__(self, text: str) -> Iterator[Finding]:
         # A name never spans lines and is judged by its own line, but for one thing: a signature's name
@@ -188,13 +190,15 @@ class NameRecognizer:
     def _line(self, line: str, closing: bool) -> tuple[_LineFinding, ...]:
         if not self._cache_lines:
             return self._read_line(line, closing)
-        key = (hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16).digest(), closing)
-        known = self._lines.get(key)
+        key = hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16,
+                              person=_AFTER_CLOSING if closing else b"").digest()  # fmt: skip
+        lines = self._lines
+        known = lines.pop(key, None)
         if known is None:
             known = self._read_line(line, closing)
-            if len(self._lines) >= self._cache_lines:
-                del self._lines[next(iter(self._lines))]  # the oldest line goes first
-            self._lines[key] = known
+            if len(lines) >= self._cache_lines:
+                del lines[next(iter(lines))]
+        lines[key] = known  # last: read most recently
         return known
 
     def _read_line(self, text: str, closing: bool) -> tuple[_LineFinding, ...]:
@@ -202,11 +206,13 @@ class NameRecognizer:
         if _shouting(text):
             return ()
         # Only capitalised words can start or carry a name: the rest of the text is never tokenized.
-        caps = [
-            _Tok(m.group(), m.start(), m.end())
-            for m in _CAP.finditer(text)
-            if m.group()[0].isupper() and not _opaque(text, m.start(), m.end())
-        ]
+        caps = []
+        for cap in _CAP.finditer(text):
+            word = cap.group()
+            if word[0].isupper():
+                a, b = cap.span()
+                if not _opaque(text, a, b, word):
+                    caps.append(_Tok(word, a, b))
         found: list[Finding] = []
         i = 0
         n = len(caps)
