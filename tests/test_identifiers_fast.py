@@ -247,3 +247,65 @@ def test_the_lemma_summary_is_what_the_lemmas_say(wordnet: WordNet) -> None:
         assert reader.lemma_summary(word) == (len(lemmas), sum(lm.count() for lm in lemmas if lm.name()[:1].islower()))
         satellites += any(lm.synset().pos() == "s" for lm in lemmas)
     assert satellites > 50  # the keys that name a head synset are exercised
+
+
+DATED = [
+    "On Wed, Apr 27, 2022 at 4:10 PM; March 3rd, 12 Sept. 2019, Dec 2004 and 21st of March",
+    "Janet Feb sent it in May. JAN 5 is not a date here, nor Mayday 3; (June 10) and xMay 4, May\n7 2001",
+    "Sep 9, Sept 10, Oct. 31 2020, Nov 1st, August 2, Jul 4th, Jun 30, Mar 1 1999",
+]
+
+
+def _dates_by_definition(text: str) -> list[tuple[int, int]]:
+    """Dates as the month pattern finds them tried at every capital that can open a month's name."""
+    every = re.compile(r"[JFMASOND](?<![\w][JFMASOND])")
+    return sorted(m.span() for m in P._anchored(every, P._DATE_AT_MONTH, text))
+
+
+@pytest.mark.parametrize("text", DATED)
+def test_the_month_pretest_hides_no_date(text: str) -> None:
+    assert sorted(m.span() for m in P._anchored(P._MONTH_START, P._DATE_AT_MONTH, text)) == _dates_by_definition(text)
+
+
+def test_the_month_edges_are_exercised() -> None:
+    assert sum(len(_dates_by_definition(text)) for text in DATED) >= 14
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_month_pretest_on_archive_texts() -> None:
+    found = 0
+    for text in archive_texts(300, chars=20_000):
+        want = _dates_by_definition(text)
+        assert sorted(m.span() for m in P._anchored(P._MONTH_START, P._DATE_AT_MONTH, text)) == want
+        found += len(want)
+    assert found > 100
+
+
+PHONES = [
+    "Call 555-123-4567 or (555) 123-4567; the router is 192.168.10.2, the rate 160000000.0 and 6000.000",
+    "tel: 555 1234, fax +44 20 7946 0958, again 192.168.10.2 and 555-123-4567; phone 1 2 3 4 5 6 7 8",
+]
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_phone_memory_changes_nothing() -> None:
+    remembering = P.Phones(remember=64)  # small: what it forgets is parsed again
+    texts = PHONES * 2 + archive_texts(150, chars=20_000)
+    found = 0
+    for text in texts + texts:
+        want = list(P.phones(text))
+        assert list(remembering(text)) == want
+        found += len(want)
+    assert found >= 8 and len(remembering._rejected) == 64
+
+
+def test_the_phone_memory_holds_no_phone_number() -> None:
+    import hashlib
+
+    remembering = P.Phones()
+    accepted = [f.text for text in PHONES for f in remembering(text)]
+    assert {"555-123-4567", "(555) 123-4567", "+44 20 7946 0958"} <= set(accepted)
+    assert remembering._rejected  # "192.168.10.2" and the decimals were turned down
+    for phone in accepted:
+        assert hashlib.blake2b(phone.encode(), digest_size=16).digest() not in remembering._rejected
+    assert hashlib.blake2b(b"192.168.10.2", digest_size=16).digest() in remembering._rejected

@@ -16,7 +16,7 @@ import phonenumbers
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import Lexicon, NameRecognizer
-from gateway.model.identifiers.patterns import STRUCTURED
+from gateway.model.identifiers.patterns import structured
 
 NAME_KINDS = frozenset({K.PERSON, K.ORG, K.LOC, K.DEM, K.MISC})
 
@@ -24,6 +24,7 @@ NAME_KINDS = frozenset({K.PERSON, K.ORG, K.LOC, K.DEM, K.MISC})
 class Analyzer:
     def __init__(self, *, lexicon: Lexicon) -> None:
         self._names = NameRecognizer(lexicon)
+        self._structured = structured()
         # phonenumbers compiles its metadata's patterns at every parse (re.compile, through the re module's
         # cache lookup, ~100 times a message) unless told to keep them: its own switch, process-wide, kept
         # to the few regions' patterns a parse touches.
@@ -33,7 +34,7 @@ class Analyzer:
         """Findings of the given kinds, none overlapping another, in text order."""
         wanted = frozenset(kinds)
         found: list[Finding] = []
-        for produces, recognizer in STRUCTURED:
+        for produces, recognizer in self._structured:
             if produces & wanted:
                 found.extend(f for f in recognizer(text) if f.kind in wanted)
         if NAME_KINDS & wanted:

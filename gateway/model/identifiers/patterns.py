@@ -8,6 +8,7 @@ label before them ("MRN", "Acct #"), since a bare number is not an identifier.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from collections.abc import Callable, Iterator
@@ -45,7 +46,8 @@ _DATE_AT_DIGIT = re.compile(
 )
 _DATE_AT_MONTH = re.compile(rf"{_M}\s+(?:{_DAY}(?:,?\s+(?P<y2>{_YEAR}))?|(?P<y3>{_YEAR}))\b")  # March 21, 2005
 _DIGIT_START = re.compile(r"\d(?<![\w.]\d)")
-_MONTH_START = re.compile(r"[JFMASOND](?<![\w][JFMASOND])")
+# Every month's name and abbreviation opens with one of these twelve: other capitals are not tried.
+_MONTH_START = re.compile(r"[JFMASOND](?<![\w][JFMASOND])(?=an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
 _YEAR_TOKEN = re.compile(r"\d(?<![\w./,-]\d)\d\d\d(?![\d/-])")
 # What may stand before a year: "summer 2004", "Q3 2019" (a date); "in 1983", "born 1961" (a year alone).
 _SEASON_BEFORE = re.compile(r"(?:[Ss]pring|[Ss]ummer|[Aa]utumn|[Ff]all|[Ww]inter|Q[1-4])\s+(?:of\s+)?$")
@@ -433,28 +435,57 @@ def _vin_ok(vin: str) -> bool:
 
 
 def phones(text: str, region: str = "US") -> Iterator[Finding]:
-    for m in _PHONE_CANDIDATE.finditer(text):
-        raw = m.group().strip()
-        digits = _NOT_DIGIT.sub("", raw)
-        if not 7 <= len(digits) <= 15 or _DATE_AT_DIGIT.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw):
-            continue
-        before = text[max(0, m.start() - 30) : m.start()]
-        labelled = _PHONE_CONTEXT.search(before) is not None
-        grouped = _GROUPED_DIGITS.fullmatch(raw) is not None
-        if not (labelled or grouped):
-            continue  # neither a label nor grouped digits: no number is taken for a phone's (nothing to parse)
-        try:
-            number = phonenumbers.parse(raw, region)
-        except phonenumbers.NumberParseException:
-            continue
-        if phonenumbers.is_valid_number(number):
-            ok = grouped or labelled
-        else:
-            ok = phonenumbers.is_possible_number(number) and labelled
-        if ok:
-            kind = K.FAX if _FAX_CONTEXT.search(before) else K.PHONE
-            start = m.start() + (len(m.group()) - len(m.group().lstrip()))
-            yield Finding(start=start, end=start + len(raw), kind=kind, text=raw, score=0.9, source="phonenumbers")
+    """Phone numbers: what the pattern proposes and ``phonenumbers`` accepts (``Phones``, remembering nothing)."""
+    return Phones(region=region, remember=0)(text)
+
+
+class Phones:
+    """The phone recognizer of one analyzer. ``remember``: how many candidates ``phonenumbers`` turned down to
+    remember, so that a number-like string a thread repeats (an IP address, "160000000.0": four parses in five
+    on the archive) is not parsed again. What it turned down is no phone number; it is remembered by a digest."""
+
+    def __init__(self, *, region: str = "US", remember: int = 4096) -> None:
+        self._region = region
+        self._remember = remember
+        self._rejected: dict[bytes, None] = {}
+
+    def __call__(self, text: str) -> Iterator[Finding]:
+        for m in _PHONE_CANDIDATE.finditer(text):
+            raw = m.group().strip()
+            digits = _NOT_DIGIT.sub("", raw)
+            if not 7 <= len(digits) <= 15 or _DATE_AT_DIGIT.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw):
+                continue
+            before = text[max(0, m.start() - 30) : m.start()]
+            labelled = _PHONE_CONTEXT.search(before) is not None
+            grouped = _GROUPED_DIGITS.fullmatch(raw) is not None
+            if not (labelled or grouped):
+                continue  # neither a label nor grouped digits: no number is taken for a phone's (nothing to parse)
+            key = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            if key in self._rejected:
+                continue
+            try:
+                number = phonenumbers.parse(raw, self._region)
+            except phonenumbers.NumberParseException:
+                self._reject(key)
+                continue
+            if phonenumbers.is_valid_number(number):
+                ok = grouped or labelled
+            elif phonenumbers.is_possible_number(number):
+                ok = labelled
+            else:
+                self._reject(key)  # neither valid nor possible: no label would make it a phone number
+                continue
+            if ok:
+                kind = K.FAX if _FAX_CONTEXT.search(before) else K.PHONE
+                start = m.start() + (len(m.group()) - len(m.group().lstrip()))
+                yield Finding(start=start, end=start + len(raw), kind=kind, text=raw, score=0.9, source="phonenumbers")
+
+    def _reject(self, key: bytes) -> None:
+        if not self._remember:
+            return
+        if len(self._rejected) >= self._remember:
+            del self._rejected[next(iter(self._rejected))]
+        self._rejected[key] = None
 
 
 _NOT_DIGIT = re.compile(r"\D")
@@ -473,6 +504,12 @@ def addresses(text: str) -> Iterator[Finding]:
         yield _f(m, K.ADDRESS, "street address", 0.85, parts=parts)
     for m in _PO_BOX.finditer(text):
         yield _f(m, K.ADDRESS, "post office box", 0.9)
+
+
+def structured() -> tuple[tuple[frozenset[str], Recognizer], ...]:
+    """The recognizers of structured identifiers, with the kinds each produces (one set for each analyzer: the
+    phone recognizer remembers what it turned down)."""
+    return tuple((kinds, Phones() if recognizer is phones else recognizer) for kinds, recognizer in STRUCTURED)
 
 
 STRUCTURED: tuple[tuple[frozenset[str], Recognizer], ...] = (
