@@ -72,10 +72,15 @@ class WordNetLexicon:
             return "common"
         # Most capitalised words are ordinary ones (a sentence's first word) or unknown to WordNet: the lemma
         # fields and sense counts tell both before any synset is read (sanigate's reader; nltk's reads them all).
+        # An ordinary word with no capitalised lemma has no proper sense to weigh: common, whatever its count.
         summary = self._wn.lemma_summary(low) if isinstance(self._wn, WordNetReader) else None
-        if summary is not None and summary[0] and summary[1] >= COMMON_COUNT:
+        if (
+            summary is not None
+            and summary.lemmas
+            and (summary.ordinary_count >= COMMON_COUNT or (summary.lower and not summary.capitalised))
+        ):
             return "common"
-        lemmas = list(self._wn.lemmas(low)) if summary is None or summary[0] else []
+        lemmas = list(self._wn.lemmas(low)) if summary is None or summary.lemmas else []
         for pos in ("n", "v", "a", "r"):
             if lemmas:
                 break

@@ -18,6 +18,7 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 from gateway.mapped import KeyTable, MappedFile
 
@@ -39,6 +40,13 @@ _MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
 _MAX_SYNSETS = 4_000
 # Lemmas kept decoded (a dict of lists, about 500 bytes each): the senses above them are cached per word too.
 _MAX_DECODED = 10_000
+
+
+class LemmaSummary(NamedTuple):
+    lemmas: int  # len(lemmas(word))
+    lower: int  # of them, named in lower case
+    capitalised: int  # named with a capital
+    ordinary_count: int  # the sense counts of the lower-case ones, summed
 
 
 def _lemma_name(field: str) -> str:
@@ -284,13 +292,12 @@ class WordNetReader:
         i = self._sense_counts.id_of(lemma._key)
         return 0 if i < 0 else int(bytes(self._sense_counts.value(i)))
 
-    def lemma_summary(self, lemma: str) -> tuple[int, int] | None:
-        """``len(lemmas(lemma))`` and ``sum(lm.count() for lm in lemmas(lemma) if lm.name()[:1].islower())``, read
-        from the lemma fields of the data lines alone (no synset parsed: the lexicon asks it of every capitalised
-        word it meets); None where a satellite's head cannot be read."""
+    def lemma_summary(self, lemma: str) -> LemmaSummary | None:
+        """What ``lemmas(lemma)`` holds, counted from the lemma fields of the data lines alone (no synset parsed:
+        the lexicon asks it of every capitalised word it meets); None where a satellite's head cannot be read."""
         lemma = lemma.lower()
         index = self._lemma_pos_offset_map
-        total = named = 0
+        total = named = lower = capitalised = 0
         for p in POS_LIST:
             for form in self._morphy(lemma, p):
                 data = self._data_file(p)
@@ -307,8 +314,10 @@ class WordNetReader:
                         if name.lower() != lemma:
                             continue
                         named += 1
+                        capitalised += name[:1].isupper()
                         if not name[:1].islower():
                             continue
+                        lower += 1
                         head = ":"  # no head: "name%pos:lexname:id::"
                         if ss_type == "s":  # the key names the head: the first lemma of the first similar synset
                             found = self._head_of(fields[-1])
@@ -318,7 +327,7 @@ class WordNetReader:
                         key = f"{name}%{_POS_NUMBERS[ss_type]}:{int(lexname):02d}:{int(fields[i + 1], 16):02d}:{head}"
                         i_count = self._sense_counts.id_of(key.lower())
                         total += 0 if i_count < 0 else int(bytes(self._sense_counts.value(i_count)))
-        return named, total
+        return LemmaSummary(named, lower, capitalised, total)
 
     def _head_of(self, pointers: str) -> str | None:
         """ "name:lex_id" of a satellite's head, from the pointer fields of its data line (``Synset._parse``)."""

@@ -45,7 +45,9 @@ _DATE_AT_DIGIT = re.compile(
     r"|(?P<t>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?\b)"
 )
 _DATE_AT_MONTH = re.compile(rf"{_M}\s+(?:{_DAY}(?:,?\s+(?P<y2>{_YEAR}))?|(?P<y3>{_YEAR}))\b")  # March 21, 2005
-_DIGIT_START = re.compile(r"\d(?<![\w.]\d)")
+# A date opens with one or two digits and then a blank, a separator, an ordinal's or "am"/"pm"'s letter, or with
+# a year and "-": other numbers are not tried.
+_DIGIT_START = re.compile(r"\d(?<![\w.]\d)(?=\d?[\s/.:\-snrtap]|\d{3}-)")
 # Every month's name and abbreviation opens with one of these twelve: other capitals are not tried.
 _MONTH_START = re.compile(r"[JFMASOND](?<![\w][JFMASOND])(?=an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
 _YEAR_TOKEN = re.compile(r"\d(?<![\w./,-]\d)\d\d\d(?![\d/-])")
