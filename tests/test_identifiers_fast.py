@@ -346,3 +346,18 @@ def test_the_lexicon_shortcut_classifies_as_the_synsets_do(wordnet: WordNet) -> 
         classes[word] = fast.word_class(word)
         assert classes[word] == slow.word_class(word), word
     assert {"common", "person", "place", "unknown"} <= set(classes.values())
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_identifier_edits_are_what_compose_gives_back(analyzer: Analyzer) -> None:
+    # sanitize_text skips compose when the engine made no edit: it would return the identifier edits as they are.
+    from gateway.model.rewrite import TextEdit, compose
+
+    policy = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
+    edited = 0
+    for text in archive_texts(100, chars=20_000):
+        found = remove_identifiers(text, analyzer, policy)
+        base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
+        assert compose(base, found.text, []) == base
+        edited += bool(base)
+    assert edited > 50

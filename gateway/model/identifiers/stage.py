@@ -185,7 +185,13 @@ def sanitize_text(
     mapped = tuple(
         replace(d, spans=tuple(sorted({found.rewritten.to_original(*s) for s in d.spans}))) for d in result.decisions
     )
-    edits = compose(base, found.text, [Edit(e.start, e.end, e.text, e.start) for e in result.edits])
+    # The identifier edits are sorted and disjoint (apply_edits kept them so): with no edit of the engine's,
+    # compose would give them back as they are.
+    edits = (
+        compose(base, found.text, [Edit(e.start, e.end, e.text, e.start) for e in result.edits])
+        if result.edits
+        else base
+    )
     return SanitizeResult(result.text, (*found.decisions, *mapped), result.utility, result.entities, policy,
                           result.rounds, tuple(edits))  # fmt: skip
 
