@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from extractors.pipeline import process
 from gateway.model.engine import Engine
@@ -148,3 +150,115 @@ def test_classifications_kept_across_texts_and_policies_are_what_a_fresh_detecto
     assert found[len(texts) - 1, 1.0][0] != found[len(texts) - 1, 3.0][0] or (
         found[len(texts) - 1, 1.0][1] != found[len(texts) - 1, 3.0][1]
     )  # the two policies do differ on the last text: kept per alpha, not across
+
+
+def test_a_worker_collects_in_full_less_often_but_still_collects_a_messages_cycles() -> None:
+    import subprocess
+    import sys
+
+    script = """
+import gc, weakref
+from gateway.worker import FULL_COLLECTION_AFTER, tune_collector
+loaded = [[i] for i in range(10_000)]
+tune_collector()
+assert gc.get_threshold()[2] == FULL_COLLECTION_AFTER > 10, gc.get_threshold()
+assert gc.get_freeze_count() >= 10_000  # what was loaded is left out of collections
+class Node:
+    pass
+a, b = Node(), Node()
+a.other, b.other = b, a
+gone = weakref.ref(a)
+del a, b
+gc.collect(0)
+assert gone() is None  # a cycle a message leaves is still collected by the youngest generation
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+
+
+def _is_clean_reference(
+    f: Any, terms: list[tuple[str, int]], policy: SanitizePolicy, entities: Any, allow: Any, deny: Any, joined: Any
+) -> bool:
+    """The prefilter's test as it was written before its walks kept their answers (prefilter.is_clean)."""
+    import itertools
+
+    t = f._table(entities, policy.alpha)
+    ratios = t.ratios
+    floor = (min(1.0, policy.group_floor) if policy.max_group >= 2 else 1.0) - 1e-9
+    names = {k for e in entities for k in e.keys}
+    df = f._frequencies()
+    seen: set[str] = set()
+    candidates: dict[int, set[int]] = {}
+    for key, sentence in terms:
+        if key in allow:
+            continue
+        i = f._id(key)
+        if key not in seen:
+            seen.add(key)
+            if key in deny or key in names or (i >= 0 and ratios[i] >= 1.0 - 1e-9):
+                return False
+            if policy.unknown == "redact" and (i < 0 or df[i] < f._estimator.min_support):
+                return False
+            if " " in key and not f._words_clean(key, ratios, names):
+                return False
+        if i >= 0 and ratios[i] >= floor:
+            candidates.setdefault(sentence, set()).add(i)
+    if policy.max_group < 2:
+        return True
+    if any(f._may_group(itertools.combinations(sorted(c), 2), t) for c in candidates.values() if len(c) >= 2):
+        return False
+    own: set[int] = set().union(*candidates.values())
+    extra = {i for k in joined if k not in allow and (i := f._id(k)) >= 0 and ratios[i] >= floor} - own
+    return not f._may_group(itertools.product(sorted(own), sorted(extra)), t)
+
+
+WORDS = (
+    "virus clinic blood test positive therapy condom infection heroin methadone rehab antiretroviral viral load "
+    "radio board firmware driver sample rate antenna frequency cable lab yesterday thanks zzqxv abuse report"
+).split()
+
+
+@given(
+    terms=st.lists(st.tuples(st.sampled_from(WORDS), st.integers(0, 4)), max_size=30),
+    joined=st.lists(st.sampled_from(WORDS), max_size=12),
+    allow=st.sets(st.sampled_from(WORDS), max_size=3),
+    deny=st.sets(st.sampled_from(WORDS), max_size=2),
+    policy=st.sampled_from(
+        [
+            SanitizePolicy(entities=("HIV", "substance abuse"), alpha=1.5),
+            SanitizePolicy(entities=("HIV",), alpha=3.0, group_floor=0.1, unknown="redact"),
+            SanitizePolicy(entities=("HIV",), alpha=1.2, max_group=1),
+        ]
+    ),
+)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_prefilter_with_kept_answers_says_what_it_said_before(
+    engine: Engine, terms: list[tuple[str, int]], joined: list[str], allow: set[str], deny: set[str],
+    policy: SanitizePolicy,
+) -> None:  # fmt: skip
+    f = engine._clean
+    assert f is not None
+    entities = engine.entities_of(policy)
+    for _ in range(2):  # the second time from what the first kept
+        assert f.is_clean(iter(terms), policy, entities, allow=allow, deny=deny, joined=joined) == (
+            _is_clean_reference(f, terms, policy, entities, allow, deny, joined)
+        )
+
+
+def test_the_prefilter_reads_a_streams_memory_at_the_floor_and_leaves_allowed_terms_out(engine: Engine) -> None:
+    f = engine._clean
+    assert f is not None
+    policy = SanitizePolicy(entities=("HIV", "substance abuse"), alpha=1.5)
+    entities = engine.entities_of(policy)
+    terms = [("blood", 0), ("board", 0)]
+
+    def clean(joined: list[str], allow: set[str]) -> bool:
+        found = f.is_clean(iter(terms), policy, entities, allow=allow, deny=set(), joined=joined)
+        assert found == _is_clean_reference(f, terms, policy, entities, allow, set(), joined)
+        return found
+
+    assert clean([], set())
+    assert not clean(["heroin"], set())  # "blood" with a remembered "heroin" may be a risky pair
+    assert clean(["heroin"], {"heroin"})  # an allowed remembered term joins no group
+    assert not clean(["heroin"], set())  # and the kept answer is not the allowed one's
+    assert clean(["radio", "heroin"], {"heroin"})

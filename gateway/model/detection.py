@@ -47,8 +47,8 @@ class Detector:
         self._memory_ratios: _PerPolicy[str, float | None] = _PerPolicy()
         # Every word of every text is asked whether it derives from a risky base: the same words, message after
         # message (a list's headers and footers), so the answers are kept across texts (``derived``).
-        self._classified: _PerPolicy[str, Classified] = _PerPolicy(50_000)
-        self._derived: _PerPolicy[tuple[str, str, int], tuple[Verdict, str] | None] = _PerPolicy(50_000)
+        self._classified: _PerPolicy[str, Classified] = _PerPolicy(30_000)
+        self._derived: _PerPolicy[tuple[str, str, int], tuple[Verdict, str] | None] = _PerPolicy(30_000)
         self._safe_groups: _SafeGroups = _SafeGroups()  # by measure.compact(conjuncts): a fifth of the tuple
         self._safe_units: _SafeGroups = _SafeGroups(max_groups=4096)  # units with remembered terms
 

@@ -86,6 +86,7 @@ class CleanTextFilter:
         self._df: npt.NDArray[np.uint32] | None = None
         self._tables: dict[tuple[tuple[Entity, ...], float], _PolicyTable] = {}
         self._ids: dict[str, int] = {}
+        self._floor_ids: dict[tuple[tuple[Entity, ...], float, float], dict[str, int]] = {}  # _at_floor
         self._lock = threading.Lock()
 
     def table(self, entities: Sequence[Entity], alpha: float) -> Ratios:
@@ -133,6 +134,17 @@ class CleanTextFilter:
         best[self._frequencies() < self._estimator.min_support] = -np.inf
         return _PolicyTable(best, tuple(coocs), tuple(p_cs), tuple(thresholds), by_entity)
 
+    def _at_floor(self, entities: Sequence[Entity], alpha: float, floor: float) -> dict[str, int]:
+        """Key -> its id when its ratio reaches ``floor``, else -1, as found so far: a stream's memory is walked
+        for every message of the stream, and a key's answer is a function of K, the entities, alpha and floor."""
+        cache_key = (tuple(entities), alpha, floor)
+        found = self._floor_ids.get(cache_key)
+        if found is None or len(found) > 50_000:
+            if len(self._floor_ids) >= 16:
+                self._floor_ids.clear()
+            found = self._floor_ids[cache_key] = {}
+        return found
+
     def _id(self, key: str) -> int:
         found = self._ids.get(key)
         if found is None:
@@ -154,14 +166,16 @@ class CleanTextFilter:
         df = self._frequencies()
         min_support = self._estimator.min_support
         redact_unknown = policy.unknown == "redact"
-        seen: set[str] = set()
+        # Each key is judged at its first unit; then only whether it is a group candidate (its id, else -1).
+        at_floor: dict[str, int] = {}
         candidates: dict[int, set[int]] = {}  # sentence -> terms at the group floor
         for key, sentence in terms:
-            if key in allow:
-                continue
-            i = self._id(key)
-            if key not in seen:
-                seen.add(key)
+            i = at_floor.get(key)
+            if i is None:
+                if key in allow:
+                    at_floor[key] = -1
+                    continue
+                i = self._id(key)
                 if key in deny or key in names:
                     return False
                 if i >= 0 and ratios[i] >= 1.0 - _MARGIN:
@@ -170,14 +184,24 @@ class CleanTextFilter:
                     return False
                 if " " in key and not self._words_clean(key, ratios, names):
                     return False
-            if i >= 0 and ratios[i] >= floor:
+                i = at_floor[key] = i if i >= 0 and ratios[i] >= floor else -1
+            if i >= 0:
                 candidates.setdefault(sentence, set()).add(i)
         if policy.max_group < 2:
             return True
         if any(self._may_group(itertools.combinations(sorted(c), 2), t) for c in candidates.values() if len(c) >= 2):
             return False
         own: set[int] = set().union(*candidates.values())
-        extra = {i for k in joined if k not in allow and (i := self._id(k)) >= 0 and ratios[i] >= floor} - own
+        at = self._at_floor(entities, policy.alpha, floor)
+        extra: set[int] = set()
+        for k in joined:
+            i = at.get(k)
+            if i is None:
+                j = self._id(k)
+                i = at[k] = j if j >= 0 and ratios[j] >= floor else -1
+            if i >= 0 and k not in allow:
+                extra.add(i)
+        extra -= own
         # A triple with a joined term is bounded by its pairs: the text's own, checked above, and these.
         return not self._may_group(itertools.product(sorted(own), sorted(extra)), t)
 
