@@ -14,7 +14,7 @@ from concurrent.futures import Executor, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from gateway import sdnotify, streams
+from gateway import heap, sdnotify, streams
 from gateway.config import Config, load_config
 from gateway.directory import Directory
 from gateway.errors import ConfigError
@@ -210,6 +210,7 @@ async def serve(config_path: Path | None, *, front: type[Gateway] = Gateway, nam
     except BaseException:
         await gateway.stop()
         raise
+    heap.tune_collector()
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     reloads: set[asyncio.Task[bool]] = set()

@@ -69,23 +69,7 @@ def init_worker(files: EngineFiles) -> None:
     heap.tune()
     _engine = build_engine(EngineConfig(index=files.index, taxonomy=files.taxonomy), knowledge=knowledge_from(files))
     _identifiers = build_identifiers(_engine)
-    tune_collector()
-
-
-# A full collection walks every object the worker keeps (its caches fill with verdicts and keys as messages
-# pass): at the interpreter's default it ran every 30 archive messages and took 6 % of a worker's CPU. Young
-# generations still collect a message's own cycles as before; what survives them is rarely garbage.
-FULL_COLLECTION_AFTER = 100  # collections of the middle generation (the interpreter's default: 10)
-
-
-def tune_collector() -> None:
-    """Leave what the worker loaded out of every collection, and run full collections a tenth as often."""
-    import gc
-
-    gc.collect()
-    gc.freeze()  # K's tables, WordNet, the policy tables: kept for the life of the process
-    young, middle, _full = gc.get_threshold()
-    gc.set_threshold(young, middle, FULL_COLLECTION_AFTER)
+    heap.tune_collector()
 
 
 def _watch_parent() -> None:

@@ -152,13 +152,13 @@ def test_classifications_kept_across_texts_and_policies_are_what_a_fresh_detecto
     )  # the two policies do differ on the last text: kept per alpha, not across
 
 
-def test_a_worker_collects_in_full_less_often_but_still_collects_a_messages_cycles() -> None:
+def test_a_process_collects_in_full_less_often_but_still_collects_a_messages_cycles() -> None:
     import subprocess
     import sys
 
     script = """
 import gc, weakref
-from gateway.worker import FULL_COLLECTION_AFTER, tune_collector
+from gateway.heap import FULL_COLLECTION_AFTER, tune_collector
 loaded = [[i] for i in range(10_000)]
 tune_collector()
 assert gc.get_threshold()[2] == FULL_COLLECTION_AFTER > 10, gc.get_threshold()
