@@ -235,7 +235,7 @@ class Accumulator:
                 if totals[over] < lax[over] or (over in about and entities[over].name in thread_named):
                     from_memory |= {named_marker(entities[over].name)}
                 self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
-                            context, entities, policy, forbidden, about)  # fmt: skip
+                            context, entities, policy, forbidden, clue)  # fmt: skip
                 nows.pop(target, None)
                 clues[target] = now(target)
 
@@ -256,20 +256,23 @@ class Accumulator:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         forbidden: set[str],
-        about: frozenset[int],
+        clue: Callable[[frozenset[str]], tuple[float, ...]],
     ) -> None:
-        """Move ``key`` along its chain to a generalization whose clue for c is at most ``goal``, or the lowest."""
+        """Move ``key`` along its chain to a generalization whose clue for c is at most ``goal``, or the lowest.
+
+        ``clue``: ``self.clue`` for the settle's entities, policy and second order (which a settle holds fixed),
+        kept per term by the settle."""
         fresh = key not in risky
         # A modifier with no generalization is left out (modifiers.py) only when its clue is strong on its own: a
         # weak one ("little", "recently") carries more of the sentence's meaning than of c.
-        strong = self.clue(frozenset({key}), entities, policy, about)[c] >= OMIT_FLOOR * entities[c].ic / policy.alpha
+        strong = clue(frozenset({key}))[c] >= OMIT_FLOOR * entities[c].ic / policy.alpha
         if fresh:
             r = Risky(key, "stream-evidence" if earlier else "evidence", verdict, group=shown, earlier=earlier)
             self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
             if not strong and is_omitted(r.current):
                 r.redacted = True
             r.omit = r.omit and strong
-            start = self.clue(frozenset({key}), entities, policy, about)[c]
+            start = clue(frozenset({key}))[c]
             saved = (-1, 0)
         else:
             r = risky[key]
@@ -277,12 +280,12 @@ class Accumulator:
             if cur is None or is_omitted(cur):
                 return
             r.omit = r.omit and strong
-            start = self.clue(self.generalizer.keys_of(cur), entities, policy, about)[c]
+            start = clue(self.generalizer.keys_of(cur))[c]
             saved = (r.position, len(r.steps))
             self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
         best: tuple[int, int, float] | None = None
         while (cur := r.current) is not None:
-            e = self.clue(self.generalizer.keys_of(cur), entities, policy, about)[c]
+            e = clue(self.generalizer.keys_of(cur))[c]
             if e < start and (best is None or e < best[2]):
                 best = (r.position, len(r.steps), e)
             if e <= goal:
