@@ -491,3 +491,66 @@ def test_two_letters_alone_are_no_person(analyzer: Analyzer, text: str, person: 
         assert kinds.get(person) == "PERSON", kinds
     if not_person is not None:
         assert kinds.get(not_person) != "PERSON", kinds
+
+
+# --- the placeholders are the gateway's words, not the sender's ---------------------------------------------------
+
+
+def test_every_placeholder_the_anonymizer_writes_is_a_placeholder_to_the_tokenizer() -> None:
+    from gateway.model.identifiers.anonymizer import LABELS
+    from gateway.model.identifiers.kinds import ALL_KINDS
+    from gateway.model.terms import PLACEHOLDER, PLACEHOLDER_WORDS
+
+    labels = {LABELS.get(k, k) for k in ALL_KINDS} | {"TIME"}
+    for label in labels:
+        assert set(label.split()) <= PLACEHOLDER_WORDS, label
+        assert PLACEHOLDER.fullmatch(f"[{label}]") and PLACEHOLDER.fullmatch(f"[{label} 12]"), label
+
+
+def test_the_engine_reads_no_placeholder_but_reads_a_bracketed_word(engine: Engine) -> None:
+    from gateway.model.terms import tokenize
+
+    text = "[PERSON 1] and [HEALTH PLAN ID] met [REDACTED] about [HIV], PERSON and MRN."
+    words = [t.text for t in tokenize(text, engine.language.lemmatize)]
+    assert "HIV" in words and words.count("PERSON") == 1 and "MRN" in words  # outside a placeholder: words
+    assert "HEALTH" not in words and "PLAN" not in words and "REDACTED" not in words
+
+
+@pytest.mark.parametrize("kinds", [["all"], ["safe-harbor"]])
+def test_a_labelled_number_in_clinical_mail_is_never_held_for_its_own_placeholder(
+    engine: Engine, analyzer: Analyzer, kinds: list[str]
+) -> None:
+    # With every kind on, "SSN" and "MRN" (acronyms) are replaced too, and the placeholder written for the number
+    # beside them ("[SSN]") was read back as the acronym: the message was held as residual-risk. With HIV judged,
+    # the engine read "MRN" inside "[MRN]" as an unknown word beside a risky one and wrote "[[REDACTED]]".
+    data = b"John Doe (DOB 04/12/1961, SSN 123-45-6789, MRN 00123456) tested positive for HIV.\n"
+    policy = SanitizePolicy(entities=("HIV",), identifiers=resolve_kinds(kinds))
+    outcome = process(data, engine=engine, policies=[policy], name="note.txt", identifiers=analyzer)
+    out = outcome.data.decode()
+    assert "[SSN]" in out and "[MRN]" in out and "[PERSON 1]" in out and "[[" not in out
+    assert "123-45-6789" not in out and "00123456" not in out and "HIV" not in out
+    engine_terms = {d.term.upper() for r in outcome.results for d in r.decisions if d.kind is None}
+    assert not engine_terms & {"PERSON", "REDACTED"}
+
+
+def test_the_residual_check_still_sees_a_value_outside_the_placeholders() -> None:
+    from gateway.model.records import Decision
+
+    acronym = Decision(term="ssn", surface="SSN", entity=None, pmi=None, threshold=None, ic_term=0.0,
+                       action="redact", replacement="[MISC]", reason="identifier: acronym", kind="MISC")  # fmt: skip
+    number = Decision(term="123-45-6789", surface="123-45-6789", entity=None, pmi=None, threshold=None,
+                      ic_term=0.0, action="redact", replacement="[SSN]", reason="identifier: SSN",
+                      kind="SSN")  # fmt: skip
+    assert residual_identifiers("[MISC] [SSN] today.", [acronym, number]) == []
+    assert residual_identifiers("SSN [SSN] today.", [acronym, number]) == ["MISC S**"]
+
+
+@pytest.mark.parametrize(
+    ("text", "ip"),
+    [("Server IP 10.1.2.3 is down.", "10.1.2.3"), ("host: 10.0.0.1", "10.0.0.1"),
+     ("Received: from relay ([10.0.0.5])", "10.0.0.5"), ("Upgraded to 4.1.0.4 today.", None),
+     ("IP address 8.8.8.8 and version 3.1.0.2", "8.8.8.8"), ("Reach it at 192.168.14.20.", "192.168.14.20")],
+)  # fmt: skip
+def test_an_address_of_small_octets_is_an_address_when_labelled(analyzer: Analyzer, text: str, ip: str | None) -> None:
+    ips = [f.text for f in analyzer.analyze(text, SAFE_HARBOR) if f.kind == "IP"]
+    assert ips == ([ip] if ip else [])

@@ -22,6 +22,16 @@ Lemmatizer = Callable[[str], str]
 
 MAX_PHRASE_TOKENS = 5
 MARKER_WORD = "REDACTED"  # the word inside rewrite.REDACTION_MARKER
+# The words of the placeholders the identifier pass writes ("[PERSON 1]", "[HEALTH PLAN ID]", "[MRN]"): like the
+# redaction marker they are the gateway's, not the sender's, so the engine does not read them as terms ("PERSON"
+# in a group with "tested" and "positive", "MRN" redacted inside "[MRN]"). Only inside a whole placeholder: "[HIV]"
+# is read. tests/test_identifiers.py checks that every label the anonymizer writes is here.
+PLACEHOLDER_WORDS = frozenset({
+    MARKER_WORD, "PERSON", "ORGANIZATION", "PLACE", "ADDRESS", "DATE", "TIME", "AGE", "DURATION", "PHONE", "FAX",
+    "EMAIL", "SSN", "MRN", "HEALTH", "PLAN", "ID", "ACCOUNT", "LICENCE", "VEHICLE", "DEVICE", "URL", "IP", "IBAN",
+    "CARD", "NATIONAL", "CODE", "DEMOGRAPHIC", "QUANTITY", "MISC", "ZIP",
+})  # fmt: skip
+PLACEHOLDER = re.compile(r"\[[A-Z][A-Z_]*(?: [A-Z][A-Z_]*)*(?: \d+)?\]")
 
 # Function words: never terms themselves, but kept in the token stream so
 # that phrases such as "Days of Our Lives" still match.
@@ -161,9 +171,9 @@ def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = No
             append(Token(raw, start, m_end, raw, sent, False, True, joined))
             prev_end = m_end
             continue
-        if first == "R" and raw == MARKER_WORD and text[start - 1 : start] == "[":
+        if raw in PLACEHOLDER_WORDS and _in_placeholder(text, start, m_end):
             prev_end = m_end
-            continue  # our own redaction marker is not a word of the text
+            continue  # our own redaction marker or identifier placeholder is not a word of the text
         last = raw[-1]
         if last == "s" or last == "'" or last == "\u2019":
             word = _strip_possessive(raw)
@@ -185,6 +195,14 @@ def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = No
         append(Token(word, start, end, norm, sent, norm in stop, False, joined))
         prev_end = end
     return tokens
+
+
+def _in_placeholder(text: str, start: int, end: int) -> bool:
+    bracket = text.rfind("[", max(0, start - 24), start)
+    if bracket < 0:
+        return False
+    m = PLACEHOLDER.match(text, bracket)
+    return m is not None and m.end() >= end
 
 
 def _words(text: str) -> Iterator[tuple[str, int, int]]:

@@ -95,6 +95,9 @@ _URL = re.compile(
     r"[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]"
 )
 # Each pattern opens with a set of characters and checks what stands before it after that (see _DATE_AT_DIGIT).
+_IP_LABEL = re.compile(
+    r"(?:\b(?:IP|IPv4|inet|addr|address|host|server|gateway|router|client)\b[\s:=]*|\[)\Z", re.IGNORECASE
+)
 _IPV4 = re.compile(r"\d(?<![\d.]\d)\d{0,2}\.\d{1,3}\.\d{1,3}\.\d{1,3}(?!\d|\.\d)")
 _VERSION_BEFORE = re.compile(r"(?:version|release|firmware|fpga|uhd|driver|kernel|v)[\s:=]*\S{0,12}$", re.IGNORECASE)
 _IPV6 = re.compile(
@@ -311,8 +314,11 @@ def ips(text: str) -> Iterator[Finding]:
         except ValueError:
             continue
         octets = m.group().split(".")
-        if sum(len(o) == 1 for o in octets) >= 3 or _VERSION_BEFORE.search(text, max(0, m.start() - 30), m.start()):
-            continue  # "4.1.0.4", "version 3.15.0.0": a version number, not an address
+        before = max(0, m.start() - 30)
+        if _VERSION_BEFORE.search(text, before, m.start()) or (
+            sum(len(o) == 1 for o in octets) >= 3 and not _IP_LABEL.search(text, before, m.start())
+        ):
+            continue  # "4.1.0.4", "version 3.15.0.0": a version number; "IP 10.0.0.1", "[10.1.2.3]": an address
         yield _f(m, K.IP, "ipaddress", 0.9)
     if "::" in text or text.count(":") >= 4:
         for m in _IPV6.finditer(text):

@@ -22,6 +22,7 @@ from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.kinds import SAFE_HARBOR
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
 from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
+from gateway.model.terms import PLACEHOLDER
 
 
 class Sanitizer(Protocol):
@@ -204,6 +205,12 @@ def residual_identifiers(text: str, decisions: Sequence[Decision]) -> list[str]:
         if d.kind is not None and len(d.surface.strip()) >= 3 and d.replacement is not None
         and d.surface not in d.replacement
     }  # fmt: skip
+    # A value may be a word of a placeholder the pass wrote itself ("SSN" the acronym, then "[SSN]" for the
+    # number beside it): those placeholders are blanked first, so only the text's own words are searched.
+    written = {p for d in decisions if d.replacement for p in PLACEHOLDER.findall(d.replacement)}
+    for p in written:
+        if any(v in p for v in watch):
+            text = text.replace(p, " " * len(p))
     seen = dict.fromkeys(text[a:b] for a, b in sorted(find_words(text, watch)))
     return [f"{watch[v]} {mask(v, watch[v])}" for v in seen]
 
