@@ -153,6 +153,7 @@ def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = No
     stop = STOPWORDS
     blanks = _BLANKS.fullmatch
     code_after, code_before = _CODE_AFTER, _CODE_BEFORE
+    placeholders = "[" in text and PLACEHOLDER.search(text) is not None  # most texts have none: one test a text
     sent = 0
     prev_end = -1
     for raw, start, m_end in _words(text):
@@ -171,7 +172,7 @@ def tokenize(text: str, lemmatize: Lemmatizer, norms: dict[str, str] | None = No
             append(Token(raw, start, m_end, raw, sent, False, True, joined))
             prev_end = m_end
             continue
-        if raw in PLACEHOLDER_WORDS and _in_placeholder(text, start, m_end):
+        if placeholders and raw in PLACEHOLDER_WORDS and _in_placeholder(text, start, m_end):
             prev_end = m_end
             continue  # our own redaction marker or identifier placeholder is not a word of the text
         last = raw[-1]
