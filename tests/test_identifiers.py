@@ -78,6 +78,12 @@ CLINICAL = [
     ("NHS number 943 476 5919 confirmed.", "943 476 5919", "NATIONAL_ID"),
     ("Codice fiscale RSSMRA85T10A562S on the Italian form.", "RSSMRA85T10A562S", "NATIONAL_ID"),
     ("Claim number CLM-2024-00991 was denied.", "CLM-2024-00991", "CODE"),
+    # A check digit after a hyphen is part of the number; a plan's letters before its number are part of it; a
+    # sentence's first word taken away leaves no connector on the name ("Claim for Maria Gonzales").
+    ("MRN: 4471-22-9, seen today.", "4471-22-9", "MRN"),
+    ("Health plan ID: HPN 88231744 on file.", "HPN 88231744", "HEALTH_PLAN"),
+    ("Claim for Maria Gonzales, DOB 3/14/1931", "Maria Gonzales", "PERSON"),
+    ("Server IP 10.0.0.7 logged the upload.", "10.0.0.7", "IP"),
 ]  # fmt: skip
 
 

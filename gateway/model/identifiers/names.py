@@ -253,6 +253,9 @@ class NameRecognizer:
         while run:
             first = run[0]
             low = first.word.lower()
+            if (low in _CONNECTORS or low == "the") and not first.capitalised:
+                run = run[1:]  # left first by a sentence's first word: "Claim for Maria Gonzales"
+                continue
             if low in TITLES:
                 if len(run) == 1:
                     # "Mr and Mrs T.": the first title belongs to the name after the second.

@@ -168,7 +168,8 @@ _LABELLED = [
 ]
 _LABEL_VALUE = (
     r"[ \t]*(?:[:#]|is|was|number)?[ \t]*(?:no\.?|#)?[ \t]*"
-    r"(?P<value>\d{2,5}(?:[ -]\d{2,5}){1,4}\b|[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|\d[\w/.-]*)"
+    r"(?P<value>\d{2,5}(?:-\d{1,5}|[ ]\d{2,5}){1,4}\b|[A-Z]{2,4}[ ]\d{4,}\b|[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|"
+    r"\d[\w/.-]*)"
 )
 _KIND_GROUP = {kind: f"k{i}" for i, (kind, _label) in enumerate(_LABELLED)}
 _LABELLED_AT = re.compile(
