@@ -58,6 +58,38 @@ SHOWN_CLUES = 8
 OMIT_FLOOR = 0.5
 
 
+class _Failures:
+    """The fresh terms whose lowering (for an entity, by position) found nothing in one settle.
+
+    Such a lowering changes nothing (the Risky it built is dropped), and it reads the round's text, tokens,
+    context, entities and policy, which a settle holds fixed, and ``forbidden``, which only grows: asked again
+    for the same c in another paragraph of the round, it fails again while ``forbidden`` is as large as it
+    was. Its goal does not matter once its walk went to the chain's end (every generalization as strong as
+    the term); a walk with a goal equal to the term's clue may have stopped before the end, and is not kept.
+    """
+
+    __slots__ = ("_at", "_failed", "_forbidden")
+
+    def __init__(self, forbidden: Collection[str]) -> None:
+        self._forbidden = forbidden
+        self._at = len(forbidden)
+        self._failed: set[tuple[str, int]] = set()
+
+    def known(self, key: str, c: int) -> bool:
+        if len(self._forbidden) != self._at:
+            self._failed.clear()
+            self._at = len(self._forbidden)
+        return (key, c) in self._failed
+
+    def note(self, key: str, c: int, *, walked: bool) -> None:
+        if walked and len(self._forbidden) == self._at:
+            self._failed.add((key, c))
+
+
+# What a settle's clues are computed for: entities, policy, ``about`` and the second order's generation.
+_ClueScope = tuple[tuple[Entity, ...], SanitizePolicy, frozenset[int], int]
+
+
 @dataclass(slots=True)
 class _Unit:
     keys: list[str]
@@ -78,6 +110,9 @@ class Accumulator:
         self._pmis: BoundedCache[tuple[frozenset[str], tuple[Entity, ...]], tuple[float, ...]] = BoundedCache(
             VERDICT_CACHE
         )
+        # One text's clues, kept across its rounds (settle): a clue is a function of the term, the entities,
+        # the policy, the entities its second order counts for and the signature it read, held beside them.
+        self._text_clues: tuple[_ClueScope, dict[frozenset[str], tuple[float, ...]]] | None = None
 
     def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
         """PMI(c; t) for every c, of a term written as any of ``keys``; 0 where K barely knows it."""
@@ -181,9 +216,10 @@ class Accumulator:
         earlier = {key: c for _r, key, c in sorted(remembered)[: policy.memory_candidates]}
         base = [sum(c[i] for c in earlier.values()) for i in range(len(entities))]
 
-        # Within one settle the entities and the policy are fixed: a clue is asked once per term, and a key's
-        # clue as it will read changes only when it is the one lowered (its own entry is then dropped).
-        clues_of: dict[frozenset[str], tuple[float, ...]] = {}
+        # The entities, the policy and the second order are fixed over a text's rounds: a clue is asked once per
+        # term and text (later rounds repeat most of the first's terms), the entities hashed once a round for
+        # it. A key's clue as it will read changes only when it is the one lowered (its own entry is then dropped).
+        clues_of = self._clues_for((tuple(entities), policy, about, self.second_order.generation))
         nows: dict[str, tuple[float, ...]] = {}
         nothing = tuple(0.0 for _ in entities)
 
@@ -210,6 +246,7 @@ class Accumulator:
             nows[key] = found
             return found
 
+        failed = _Failures(forbidden)
         for keys in paragraphs.values():
             unit = _Unit(list(dict.fromkeys(keys)))
             # Only the clue lowered changes from one pass to the next (``now`` keeps the others); the sums are
@@ -234,10 +271,21 @@ class Accumulator:
                 # Below the usual budget, or judged with the second order at all: only the thread made it so.
                 if totals[over] < lax[over] or (over in about and entities[over].name in thread_named):
                     from_memory |= {named_marker(entities[over].name)}
+                fresh = target not in risky
+                if fresh and failed.known(target, over):
+                    continue  # it would change nothing, and ``clues`` holds its clue as ``now`` reads it
                 self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
                             context, entities, policy, forbidden, clue)  # fmt: skip
+                if fresh and target not in risky:
+                    failed.note(target, over, walked=goal < clues[target][over])
                 nows.pop(target, None)
                 clues[target] = now(target)
+
+    def _clues_for(self, scope: _ClueScope) -> dict[frozenset[str], tuple[float, ...]]:
+        held = self._text_clues  # read once: another thread may replace it
+        if held is None or held[0] != scope:
+            held = self._text_clues = (scope, {})
+        return held[1]
 
     def _lower(
         self,

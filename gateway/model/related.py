@@ -49,11 +49,14 @@ class SecondOrder:
         self.share = share
         self._signature: dict[Entity, tuple[frozenset[str], float, float]] = {}
         self._values: dict[tuple[frozenset[str], Entity], float] = {}
+        # Counts the texts read: what was derived from one signature (evidence.py's clues) is valid for it only.
+        self.generation = 0
 
     def read(self, signature: Mapping[Entity, Collection[str]]) -> None:
         """A new text: each c's signature S (keys of the text K ties to c at the line)."""
         self._values.clear()
         self._signature.clear()
+        self.generation += 1
         m = self.measure
         est, k = m.estimator, m.knowledge
         for e, keys in signature.items():
