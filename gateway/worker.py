@@ -216,7 +216,7 @@ def _judge(job: _Job, extracted: Extracted) -> JobResult:
                           extracted=extracted)  # fmt: skip
         final = outcome.results[-1].text if outcome.results else ""
         disclosed = {
-            p.name: disclosed_terms(engine, final, p.sanitize, named=named_entities(r))
+            p.name: disclosed_terms(engine, final, p.sanitize, named=named_entities(r), signature=r.signature)
             for p, r in zip(policies, outcome.results, strict=False)
             if p.name in memory and p.sanitize.entities  # an identifiers-only policy has no groups to remember
         }

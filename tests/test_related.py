@@ -4,22 +4,30 @@
 from __future__ import annotations
 
 import math
+import sqlite3
+import time
 from dataclasses import replace
+from email.message import EmailMessage
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 
+from extractors.mail import ContentPolicy
 from extractors.pipeline import DEFAULT_LIMITS, check_output
-from gateway.config import parse_config
+from gateway import streams
+from gateway.config import PolicyConfig, parse_config
 from gateway.knowledge.build import BuildConfig, build_index
 from gateway.knowledge.local import LocalIndex
 from gateway.model.engine import Engine
 from gateway.model.knowledge import Estimator
-from gateway.model.memory import named_marker
+from gateway.model.memory import named_marker, signature_marker
 from gateway.model.records import SanitizePolicy
 from gateway.model.taxonomy import ChainedTaxonomy
+from gateway.store.sqlite import SQLiteStore
 from gateway.taxonomy.org import OrgTaxonomy
 from gateway.taxonomy.wordnet import WordNet
+from gateway.worker import JobResult, sanitize_message
 
 # Counted by hand: malaria in 4 paragraphs of 12, each with "mosquito" (6 paragraphs); "sporozoite" in 2,
 # both with the mosquito and neither with malaria; "violin" in 2, with neither.
@@ -109,3 +117,78 @@ def test_second_order_config_key() -> None:
     cfg = parse_config(text, source="t.toml", base=Path())
     assert cfg.policies["p"].sanitize.second_order is False
     assert cfg.policies["q"].sanitize.second_order is True
+
+
+def test_a_thread_signature_only_ever_raises_a_clue(small_engine: Engine) -> None:
+    so = small_engine.evidence.second_order
+    (e,) = small_engine.entities_of(MALARIA)
+    # The thread lends "organism" (no paragraph of it has malaria): S joined to it dilutes p(c | S) to 4/9, and
+    # alone would give sporozoite log(4/3); the text's own S still gives log 2, and the larger counts.
+    so.read({e: ["mosquito"]}, {"malaria": ["organism"]})
+    assert so.lent == {e: frozenset({"organism"})}
+    assert so.pmi(frozenset({"sporozoite"}), e) == pytest.approx(math.log(2))
+    assert not so.by_thread(frozenset({"sporozoite"}), e)
+    # A text with no S of its own is judged with its thread's.
+    so.read({e: []}, {"malaria": ["mosquito"]})
+    assert so.pmi(frozenset({"sporozoite"}), e) == pytest.approx(math.log(2))
+    assert so.by_thread(frozenset({"sporozoite"}), e) and so.own == {}
+    # The text's own signature is what a result hands to the memory.
+    r = small_engine.sanitize(ABOUT, MALARIA)
+    assert r.signature == (("malaria", ("mosquito",)),)
+
+
+def _mail(body: str, to: str, root: str, n: int) -> bytes:
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "doc@clinic.example", to, "case"
+    msg["Message-ID"] = f"<m{n}@clinic.example>"
+    if root != msg["Message-ID"]:
+        msg["In-Reply-To"] = msg["References"] = root
+    msg.set_content(body)
+    return msg.as_bytes()
+
+
+def test_a_later_message_of_the_thread_is_judged_with_its_signature(
+    small_engine: Engine, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread's first message names malaria beside "mosquito" (its S); a later one has only "sporozoite".
+
+    Its own text holds no S: with the [named] marker alone it keeps "sporozoite" (the memory before the thread's
+    signature); with the thread's S it is lowered, as the memory's decision naming the first message. Another
+    thread, or another recipient, of the same sender is judged without it.
+    """
+    monkeypatch.setenv("SANIGATE_STORE_KEY", Fernet.generate_key().decode())
+    store = SQLiteStore(tmp_path / "s.db")
+    policy = PolicyConfig(name="topic", content=ContentPolicy(), sanitize=MALARIA, stream_memory_days=30)
+    root, other = "<m0@clinic.example>", "<m9@clinic.example>"
+
+    def send(n: int, body: str, to: str, thread_root: str) -> JobResult:
+        data = _mail(body, to, thread_root, n)
+        thread = streams.thread_of(data)
+        memory = streams.recall(store, [policy], sender="doc@clinic.example", recipients=[to], thread=thread)
+        job = sanitize_message(data, [policy], f"id{n}", small_engine, memory)
+        assert job.verdict == "forward" and job.data is not None
+        streams.remember(store, message_id=f"id{n}", sender="doc@clinic.example", recipients=[to], thread=thread,
+                         disclosed=job.disclosed)  # fmt: skip
+        return job
+
+    first = send(0, ABOUT, "ins@payer.example", root)
+    assert signature_marker("malaria", "mosquito") in first.disclosed["topic"]
+    # Without the thread's signature (the [named] marker only), the later text keeps the rare term.
+    assert "sporozoite" in small_engine.sanitize(PLAIN, MALARIA, disclosed=(named_marker("malaria"),)).text
+
+    later = send(1, PLAIN, "ins@payer.example", root)
+    assert later.data is not None and b"sporozoite" not in later.data and b"organism" in later.data
+    (d,) = [d for d in later.decisions if d.term == "sporozoite"]
+    assert d.reason == "stream-evidence" and d.earlier == ("id0",)
+
+    for n, to, thread_root in ((2, "ins@payer.example", other), (3, "other@payer.example", root)):
+        job = send(n, PLAIN, to, thread_root)
+        assert job.data is not None and b"sporozoite" in job.data and not job.decisions
+    store.close()
+
+    # Sealed with the store key like the rest of the memory; gone with its window.
+    raw = sqlite3.connect(tmp_path / "s.db").execute("SELECT terms FROM stream_memory").fetchall()
+    assert raw and not any(b"mosquito" in bytes(r[0]) or b"signature" in bytes(r[0]) for r in raw)
+    store = SQLiteStore(tmp_path / "s.db")
+    assert store.expire_memory(streams.cutoffs([policy], now=time.time() + 31 * 86400)) == len(raw)
+    store.close()

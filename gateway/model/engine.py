@@ -36,7 +36,7 @@ import itertools
 import math
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Protocol
 
@@ -50,7 +50,7 @@ from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_s
 from gateway.model.incremental import LineTerms, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
-from gateway.model.memory import NAMED, NAMING, named_in
+from gateway.model.memory import NAMING, is_marker, named_in, signature_in
 from gateway.model.modifiers import is_omitted
 from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
 from gateway.model.records import (
@@ -280,8 +280,11 @@ class Engine:
         entities = self.entities_of(policy)
         # Entities an earlier message of the thread named (memory.py): this text is about them too.
         thread_named = named_in(disclosed) & {e.name for e in entities}
+        # and the signature of c those messages had (related.py), which this one is judged with as well
+        thread_signature = {e: keys for e, keys in signature_in(disclosed).items() if e in thread_named}
         text_named: set[str] = set()  # filled by the rounds: later rounds no longer hold the name
-        disclosed = [k for k in disclosed if not k.startswith(NAMED)]
+        disclosed = [k for k in disclosed if not is_marker(k)]
+        self.evidence.second_order.clear()  # this text's signature is read by its first round
         memo = self._text_memo(policy, entities)
         judged = replace(policy, evidence_budget=policy.budget(True)) if thread_named else policy
         # The fast path knows first-order clues only: a text whose thread named c may hold second-order ones.
@@ -317,6 +320,7 @@ class Engine:
                 memo=memo if self.incremental else self._text_memo(policy, entities),
                 first=rounds == 1,
                 named=(thread_named, text_named),
+                thread_signature=thread_signature,
             )
             if not found:
                 break
@@ -334,7 +338,8 @@ class Engine:
             composed = compose(composed, current, rewritten.edits)
             current = rewritten.text
         utility = self._utility(original_keys, decisions)
-        return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds, tuple(composed))
+        signature = tuple(self.evidence.second_order.own.items())
+        return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds, tuple(composed), signature)
 
     def _if_clean(
         self,
@@ -408,6 +413,7 @@ class Engine:
         memo: TextMemo | None = None,
         first: bool = False,
         named: tuple[Collection[str], set[str]] = ((), set()),
+        thread_signature: Mapping[str, Collection[str]] | None = None,
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
         memo = memo or self._text_memo(policy, entities)
@@ -440,7 +446,7 @@ class Engine:
                               if r.reason in NAMING and (v := r.verdict) and v.entity is not None)  # fmt: skip
             self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
                                  disclosed=stream, named=set(thread_named) | text_named,
-                                 thread_named=set(thread_named) - text_named,
+                                 thread_named=set(thread_named) - text_named, thread_signature=thread_signature,
                                  surface=lambda k: surface_of(tokens, by_key[k][0]), first=first)  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and (

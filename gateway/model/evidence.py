@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from gateway.model.detection import paragraph_of
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import VERDICT_CACHE, BoundedCache, Measure, Verdict, canon
-from gateway.model.memory import named_marker
+from gateway.model.memory import named_marker, signature_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.related import SecondOrder
@@ -176,6 +176,7 @@ class Accumulator:
         disclosed: Collection[str] = (),
         named: Collection[str] = (),
         thread_named: Collection[str] = (),
+        thread_signature: Mapping[str, Collection[str]] | None = None,
         surface: Callable[[str], str] = lambda k: k,
         first: bool = False,
     ) -> None:
@@ -184,14 +185,15 @@ class Accumulator:
             return
         about = self.about(entities, policy, named)
         if first:
-            # c's signature in this text (second order, related.py): read from the text as it came, once.
+            # c's signature in this text (second order, related.py): read from the text as it came, once; with
+            # the signature its thread's earlier messages had (the memory's, memory.py).
             lines = [self.second_order.share * e.ic / policy.alpha for e in entities]
             names_of = {k for e in entities for k in e.keys}
             self.second_order.read({
                 entities[i]: [k for k in by_key if k not in names_of
                               and self.pmis(frozenset({k}), entities)[i] >= lines[i]]
                 for i in about
-            })  # fmt: skip
+            }, thread_signature)  # fmt: skip
         paragraph = paragraph_of(text)
         paragraphs: dict[int, list[str]] = {}
         for key, occs in by_key.items():
@@ -271,6 +273,11 @@ class Accumulator:
                 # Below the usual budget, or judged with the second order at all: only the thread made it so.
                 if totals[over] < lax[over] or (over in about and entities[over].name in thread_named):
                     from_memory |= {named_marker(entities[over].name)}
+                # Judged with terms of S only the thread's earlier messages held: those messages count too.
+                lent = self.second_order.lent.get(entities[over]) if over in about else None
+                if lent and any(clues[k][over] > 0 and self.second_order.by_thread(frozenset({k}), entities[over])
+                                for k in unit.keys):  # fmt: skip
+                    from_memory |= {signature_marker(entities[over].name, k) for k in lent}
                 fresh = target not in risky
                 if fresh and failed.known(target, over):
                     continue  # it would change nothing, and ``clues`` holds its clue as ``now`` reads it

@@ -55,17 +55,45 @@ def named_marker(entity: str) -> str:
     return NAMED + entity
 
 
+# Remembered with a message's terms too: its signature of each c it was about (related.py), the terms of the text
+# as the sender wrote them that K ties to c at the line, most of them lowered in what was sent. A later message of
+# the thread that does not name c reads no such S of its own; judged with its thread's, it is judged as the thread
+# reads. Like every term of the memory they are sealed with the store key, and expire and are purged with it.
+SIGNATURE = "[signature "
+
+
+def signature_marker(entity: str, key: str) -> str:
+    return f"{SIGNATURE}{entity}] {key}"
+
+
+def signature_in(disclosed: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Per entity, the signature terms earlier messages of the thread remembered."""
+    found: dict[str, set[str]] = {}
+    for t in disclosed:
+        if t.startswith(SIGNATURE):
+            entity, _, key = t[len(SIGNATURE) :].partition("] ")
+            if key:
+                found.setdefault(entity, set()).add(key)
+    return {e: frozenset(keys) for e, keys in found.items()}
+
+
+def is_marker(term: str) -> bool:
+    """A marker of the memory (a thread's named entity or signature), not a term the message let through."""
+    return term.startswith("[")
+
+
 def named_in(disclosed: Iterable[str]) -> frozenset[str]:
     """The entities ``disclosed`` says an earlier message named."""
     return frozenset(t[len(NAMED) :] for t in disclosed if t.startswith(NAMED))
 
 
 def counted(d: Disclosure, thread: str) -> Iterable[str]:
-    """A disclosure's terms as they count for a message of ``thread``: that c was named, within its thread only
-    (a list's other messages are about other things); the terms across the whole stream, as groups."""
+    """A disclosure's terms as they count for a message of ``thread``: that c was named, and its signature,
+    within its thread only (a list's other messages are about other things); the terms across the whole stream,
+    as groups."""
     if d.thread and d.thread == thread:
         return d.terms
-    return (t for t in d.terms if not t.startswith(NAMED))
+    return (t for t in d.terms if not is_marker(t))
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,10 +132,19 @@ def named_entities(result: SanitizeResult) -> frozenset[str]:
     return frozenset(d.entity for d in result.decisions if d.reason in NAMING and d.entity)
 
 
-def disclosed_terms(engine: Engine, text: str, policy: SanitizePolicy, *, named: Iterable[str] = ()) -> tuple[str, ...]:
+def disclosed_terms(
+    engine: Engine,
+    text: str,
+    policy: SanitizePolicy,
+    *,
+    named: Iterable[str] = (),
+    signature: Iterable[tuple[str, Iterable[str]]] = (),
+) -> tuple[str, ...]:
     """The terms of ``text`` (a sanitized output) that a later group could build on, riskiest first; then a
-    marker for each entity of the policy in ``named`` (the ones the original text named)."""
+    marker for each entity of the policy in ``named`` (the ones the original text named), and one for each
+    term of its ``signature`` of an entity of the policy (SanitizeResult.signature)."""
     markers = tuple(named_marker(e) for e in policy.entities if e in set(named))
+    markers += tuple(signature_marker(e, k) for e, keys in signature if e in policy.entities for k in sorted(keys))
     if not text.strip():
         return markers
     entities = engine.entities_of(policy)

@@ -198,6 +198,9 @@ class SanitizeResult:
     policy: SanitizePolicy
     rounds: int = 1
     edits: tuple[TextEdit, ...] = ()  # on the original text: apply them and get ``text``
+    # Per entity the text is about, its signature of c (related.py): the text's own terms K ties to c at the
+    # line, as the sender wrote them. The stream's memory keeps them for the thread's later messages.
+    signature: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @property
     def changed(self) -> bool:

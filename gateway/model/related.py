@@ -47,36 +47,66 @@ class SecondOrder:
     def __init__(self, measure: Measure, *, share: float = SIGNATURE_SHARE) -> None:
         self.measure = measure
         self.share = share
-        self._signature: dict[Entity, tuple[frozenset[str], float, float]] = {}
+        # Per c, each signature the text is judged with: its own, and its own joined to its thread's.
+        self._signature: dict[Entity, list[tuple[frozenset[str], float, float]]] = {}
         self._values: dict[tuple[frozenset[str], Entity], float] = {}
         # Counts the texts read: what was derived from one signature (evidence.py's clues) is valid for it only.
         self.generation = 0
+        self.own: dict[str, tuple[str, ...]] = {}  # the last text's own signature, per entity name
+        self.lent: dict[Entity, frozenset[str]] = {}  # the terms its thread added to it
 
-    def read(self, signature: Mapping[Entity, Collection[str]]) -> None:
-        """A new text: each c's signature S (keys of the text K ties to c at the line)."""
+    def clear(self) -> None:
         self._values.clear()
         self._signature.clear()
         self.generation += 1
-        m = self.measure
-        est, k = m.estimator, m.knowledge
+        self.own = {}
+        self.lent = {}
+
+    def read(
+        self, signature: Mapping[Entity, Collection[str]], thread: Mapping[str, Collection[str]] | None = None
+    ) -> None:
+        """A new text: each c's signature S (keys of the text K ties to c at the line), and the signature its
+        thread's earlier messages had (``thread``, by entity name; memory.py).
+
+        With a thread's signature the text is judged with both S and S joined to the thread's, a term by the
+        larger estimate: a larger S may dilute p(c | S), and the memory only makes a message stricter.
+        """
+        self.clear()
+        thread = thread or {}
         for e, keys in signature.items():
             s = frozenset(keys)
-            if not s:
-                continue
-            n_s = m.count((s,))
-            n_cs = m.count(canon((s, e.keys)))
-            self._signature[e] = (s, est.pmi(k, e.n_docs, n_s, n_cs), n_s / k.n_docs)
+            if s:
+                self.own[e.name] = tuple(sorted(s))
+            joined = s | frozenset(thread.get(e.name, ()))
+            if joined != s:
+                self.lent[e] = joined - s
+            self._signature[e] = [self._of(s, e) for s in dict.fromkeys((s, joined)) if s]
+
+    def _of(self, s: frozenset[str], e: Entity) -> tuple[frozenset[str], float, float]:
+        m = self.measure
+        est, k = m.estimator, m.knowledge
+        n_s = m.count((s,))
+        n_cs = m.count(canon((s, e.keys)))
+        return s, est.pmi(k, e.n_docs, n_s, n_cs), n_s / k.n_docs
 
     def pmi(self, keys: frozenset[str], e: Entity) -> float:
         """PMI2(c; t) of a term written as any of ``keys``, in the text last read; 0 where it does not apply."""
         found = self._signature.get(e)
-        if found is None:
+        if not found:
             return 0.0
         cache_key = (keys, e)
         value = self._values.get(cache_key)
         if value is None:
-            value = self._values[cache_key] = self._compute(keys, e, *found)
+            value = self._values[cache_key] = max(self._compute(keys, e, *f) for f in found)
         return value
+
+    def by_thread(self, keys: frozenset[str], e: Entity) -> bool:
+        """Whether the thread's signature raised this term's estimate above what the text's own S gives."""
+        found = self._signature.get(e)
+        if e not in self.lent or not found:
+            return False
+        own = self._compute(keys, e, *found[0]) if e.name in self.own else 0.0
+        return self.pmi(keys, e) > own
 
     def _compute(self, keys: frozenset[str], e: Entity, s: frozenset[str], pmi_cs: float, p_s: float) -> float:
         if keys & s or pmi_cs <= 0:

@@ -194,7 +194,7 @@ def sanitize_text(
         else base
     )
     return SanitizeResult(result.text, (*found.decisions, *mapped), result.utility, result.entities, policy,
-                          result.rounds, tuple(edits))  # fmt: skip
+                          result.rounds, tuple(edits), result.signature)  # fmt: skip
 
 
 def residual_identifiers(text: str, decisions: Sequence[Decision]) -> list[str]:
