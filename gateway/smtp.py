@@ -104,6 +104,11 @@ class SanitizingHandler:
         self._in_flight = 0
         self._upstreams = 0  # upstream connections open; at most max_in_flight
         self._store_thread = ThreadPoolExecutor(max_workers=2, thread_name_prefix="store")
+        # One message at a time, as in a worker process: the engine keeps a text's state across its rounds
+        # (the evidence's clues, the second order's signature), which a concurrent message would overwrite.
+        self._engine_thread = (
+            ThreadPoolExecutor(max_workers=1, thread_name_prefix="sanitizer") if engine_in_process else None
+        )
         self._folds = streams.Folds()  # each stream's memory, extended by its new rows between recalls
 
     def _count(self, outcome: str) -> None:
@@ -407,7 +412,9 @@ class SanitizingHandler:
                    memory: dict[str, Memory] | None = None) -> JobResult:  # fmt: skip
         loop = asyncio.get_running_loop()
         if self._engine is not None:
-            job = loop.run_in_executor(None, sanitize_message, data, policies, message_id, self._engine, memory)
+            job = loop.run_in_executor(
+                self._engine_thread, sanitize_message, data, policies, message_id, self._engine, memory
+            )
         else:
             job = loop.run_in_executor(self._pool(), sanitize_message, data, policies, message_id, None, memory)
         return await asyncio.wait_for(job, config.server.process_timeout)
@@ -427,6 +434,8 @@ class SanitizingHandler:
 
     def close(self) -> None:
         self._store_thread.shutdown(wait=True)
+        if self._engine_thread is not None:
+            self._engine_thread.shutdown(wait=True)
 
 
 class _SenderOrder:
