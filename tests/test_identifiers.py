@@ -560,3 +560,43 @@ def test_the_residual_check_still_sees_a_value_outside_the_placeholders() -> Non
 def test_an_address_of_small_octets_is_an_address_when_labelled(analyzer: Analyzer, text: str, ip: str | None) -> None:
     ips = [f.text for f in analyzer.analyze(text, SAFE_HARBOR) if f.kind == "IP"]
     assert ips == ([ip] if ip else [])
+
+
+ALL_KINDS = resolve_kinds(["all"])
+
+
+@pytest.mark.parametrize(
+    ("text", "label", "value"),
+    [
+        ("The patient's SSN 123-45-6789 is on file.", "SSN", "123-45-6789"),
+        ("Refund to IBAN DE89 3704 0044 0532 0130 00 today.", "IBAN", "DE89 3704 0044 0532 0130 00"),
+        ("Record MRN: 4471-22-9 was merged.", "MRN", "4471-22-9"),
+        ("A login from IP 192.168.10.44 failed.", "IP", "192.168.10.44"),
+    ],
+)
+def test_an_acronym_that_labels_a_number_is_a_label_not_an_identifier(
+    analyzer: Analyzer, text: str, label: str, value: str
+) -> None:
+    # With every kind on, the label was a MISC name ("[MISC] [SSN]"), and so was every other "SSN" of the text.
+    got = found(analyzer, text, ALL_KINDS)
+    assert value in got and got[value] != "MISC"
+    assert label not in got
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=ALL_KINDS)).text
+    assert value not in out and label in out and "[MISC]" not in out
+
+
+def test_an_acronym_that_labels_nothing_is_still_found(analyzer: Analyzer) -> None:
+    assert found(analyzer, "She joined NATO staff in the spring.", ALL_KINDS).get("NATO") == "MISC"
+    assert found(analyzer, "The ECHR, in its judgment, agreed.", ALL_KINDS).get("ECHR") == "MISC"
+
+
+def test_an_entity_of_the_policy_is_the_models_not_a_misc_placeholder(engine: Engine, analyzer: Analyzer) -> None:
+    # The analyzer can only call "HIV" a capitalised MISC word; the policy names it, and the model generalizes it.
+    text = "John Doe tested positive for HIV at the clinic."
+    alone = sanitize_text(text, SanitizePolicy(entities=(), identifiers=ALL_KINDS), engine=engine, identifiers=analyzer)
+    assert "[MISC]" in alone.text and "HIV" not in alone.text
+    policy = SanitizePolicy(entities=("HIV",), identifiers=ALL_KINDS)
+    result = sanitize_text(text, policy, engine=engine, identifiers=analyzer)
+    assert "HIV" not in result.text and "[MISC]" not in result.text and "[PERSON 1]" in result.text
+    hiv = next(d for d in result.decisions if d.term == "hiv")
+    assert hiv.kind is None and hiv.entity == "HIV" and hiv.replacement and "[" not in hiv.replacement

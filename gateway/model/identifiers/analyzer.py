@@ -40,8 +40,25 @@ class Analyzer:
         if NAME_KINDS & wanted:
             found.extend(f for f in self._names(text) if f.kind in wanted)
         # Nothing crosses a paragraph separator: in a message that is the border between two parts.
-        found = resolve_overlaps([f for f in found if "\u2029" not in f.text])
+        found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in f.text]))
         return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found)]))
+
+
+_LABEL_GAP = re.compile(r"[ \t]*[:#.]?[ \t]*")
+
+
+def _without_labels(text: str, found: list[Finding]) -> list[Finding]:
+    """An acronym right before a number found as such ("SSN 123-45-6789", "IBAN DE89 ...", "MRN: 4471") names
+    the number's kind, not anybody: the number is replaced, its label stays. Found as a name it became
+    "[MISC] [SSN]", and every other "SSN" of the text with it."""
+    out: list[Finding] = []
+    for i, f in enumerate(found):
+        nxt = found[i + 1] if i + 1 < len(found) else None
+        if (f.kind == K.MISC and f.source == "acronym" and nxt is not None and nxt.kind not in NAME_KINDS
+                and _LABEL_GAP.fullmatch(text, f.end, nxt.start)):  # fmt: skip
+            continue
+        out.append(f)
+    return out
 
 
 _RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to|and|until|till|or)\s*")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Protocol
 
@@ -19,7 +19,7 @@ from gateway.errors import ConfigError
 from gateway.model.identifiers.analyzer import Analyzer, find_words
 from gateway.model.identifiers.anonymizer import Replacement, anonymize
 from gateway.model.identifiers.finding import Finding
-from gateway.model.identifiers.kinds import SAFE_HARBOR
+from gateway.model.identifiers.kinds import MISC, SAFE_HARBOR
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
 from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
 from gateway.model.terms import PLACEHOLDER
@@ -51,8 +51,15 @@ class IdentifierPass:
         return self.rewritten.text
 
 
-def remove_identifiers(text: str, analyzer: Analyzer, policy: SanitizePolicy) -> IdentifierPass:
+def remove_identifiers(
+    text: str, analyzer: Analyzer, policy: SanitizePolicy, *, named: Callable[[str], bool] | None = None
+) -> IdentifierPass:
     findings = analyzer.analyze(text, policy.identifiers)
+    if named is not None:
+        # A capitalised word the analyzer could only call MISC ("HIV") that the policy names as an entity is
+        # the model's to replace: it is risky by name there, and gets its generalization ("ill health")
+        # instead of "[MISC]".
+        findings = [f for f in findings if f.kind != MISC or not named(f.text)]
     # Kinds beyond Safe Harbor's (organisations, demographics: TAB's vocabulary) ask for what TAB masks,
     # years and ages included; Safe Harbor's own kinds keep the year and an age under 90, as the rule allows.
     safe_harbor = policy.identifiers <= SAFE_HARBOR
@@ -175,7 +182,8 @@ def sanitize_text(
         return engine.sanitize(text, policy, avoid=avoid, disclosed=disclosed)
     if identifiers is None:
         raise ConfigError("this policy removes identifiers, but no identifier analyzer was given")
-    found = remove_identifiers(text, identifiers, policy)
+    names = {k for e in engine.entities_of(policy) for k in e.keys} if policy.entities else set()
+    found = remove_identifiers(text, identifiers, policy, named=lambda value: engine.key(value) in names)
     base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
     if not policy.entities or not found.text.strip():
         return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))
