@@ -600,3 +600,32 @@ def test_an_entity_of_the_policy_is_the_models_not_a_misc_placeholder(engine: En
     assert "HIV" not in result.text and "[MISC]" not in result.text and "[PERSON 1]" in result.text
     hiv = next(d for d in result.decisions if d.term == "hiv")
     assert hiv.kind is None and hiv.entity == "HIV" and hiv.replacement and "[" not in hiv.replacement
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "rest"),
+    [
+        ("Pacemaker serial SN 58823-AX was replaced.", "58823-AX", "-AX"),
+        ("Device S/N 7731-QZ4 returned.", "7731-QZ4", "QZ4"),
+    ],
+)
+def test_no_piece_of_a_code_is_left_beside_its_placeholder(
+    analyzer: Analyzer, text: str, value: str, rest: str
+) -> None:
+    # "SN 58823" (a labelled value) won over "58823-AX" (a code) and "-AX" stayed in the text.
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert value not in out and rest not in out and "[DEVICE]" in out
+
+
+def test_a_label_names_the_kind_of_a_number_another_recognizer_reads_too(analyzer: Analyzer) -> None:
+    # phonenumbers accepts "0043318821" as a phone number; its label says it is an account.
+    assert found(analyzer, "Please debit account number 0043318821 today.", SAFE_HARBOR) == {"0043318821": "ACCOUNT"}
+    # Without a label it is still a phone number.
+    assert found(analyzer, "Call 555-123-4567 today.", SAFE_HARBOR) == {"555-123-4567": "PHONE"}
+
+
+def test_dates_that_overlap_are_not_joined_into_one_placeholder(analyzer: Analyzer) -> None:
+    # A date keeps its year under Safe Harbor: only numbers replaced whole are joined.
+    out = remove_identifiers("The series ran (2009–2011) and ended.", analyzer,
+                             SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text  # fmt: skip
+    assert "2009" in out and "2011" in out

@@ -16,9 +16,13 @@ import phonenumbers
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import Lexicon, NameRecognizer
-from gateway.model.identifiers.patterns import structured
+from gateway.model.identifiers.patterns import LABELLED, structured
 
 NAME_KINDS = frozenset({K.PERSON, K.ORG, K.LOC, K.DEM, K.MISC})
+# Numbers and codes that only ever become a placeholder: nothing of them is kept (a date keeps its year, a ZIP
+# code its first digits), so two of them that overlap can be joined into one.
+_OPAQUE_KINDS = frozenset({K.PHONE, K.FAX, K.EMAIL, K.SSN, K.MRN, K.HEALTH_PLAN, K.ACCOUNT, K.LICENSE, K.VEHICLE,
+                           K.DEVICE, K.URL, K.IP, K.IBAN, K.CARD, K.NATIONAL_ID, K.CODE})  # fmt: skip
 
 
 class Analyzer:
@@ -122,17 +126,46 @@ def find_words(text: str, values: Collection[str]) -> list[tuple[int, int]]:
 
 
 def resolve_overlaps(found: list[Finding]) -> list[Finding]:
-    """The surest finding wins a contested stretch of text; among equals, the longer."""
+    """The surest finding wins a contested stretch of text; among equals, the longer.
+
+    A number or code that loses to another (both of kinds only ever replaced whole) still tells where the
+    value is: where it reaches past the winner ("SN 58823" won over "58823-AX"), the winner grows to cover
+    both, so no piece of the value is left in the text; where it is the same stretch read under an explicit
+    label ("account number 0043318821", which phonenumbers also accepts), the label names the kind.
+    """
     kept: list[Finding] = []
     starts: list[int] = []  # kept spans, sorted and disjoint
     ends: list[int] = []
+    lost: list[Finding] = []
     for f in sorted(found, key=lambda f: (-f.score, -f.length, f.start)):
         if f.start >= f.end:
             continue
         i = bisect.bisect_right(starts, f.start)
         if (i > 0 and ends[i - 1] > f.start) or (i < len(starts) and starts[i] < f.end):
+            lost.append(f)
             continue
         starts.insert(i, f.start)
         ends.insert(i, f.end)
         kept.append(f)
-    return sorted(kept, key=lambda f: f.start)
+    kept.sort(key=lambda f: f.start)
+    for f in lost:
+        if f.kind not in _OPAQUE_KINDS:
+            continue
+        i = bisect.bisect_right(starts, f.start)
+        hits = [j for j in (i - 1, i) if 0 <= j < len(kept) and starts[j] < f.end and ends[j] > f.start]
+        if len(hits) != 1 or kept[hits[0]].kind not in _OPAQUE_KINDS:
+            continue
+        j = hits[0]
+        g = kept[j]
+        if (f.start, f.end) == (g.start, g.end):
+            if f.source == LABELLED and f.kind != K.CODE and g.source != LABELLED:
+                kept[j] = replace(g, kind=f.kind, parts=())
+            continue
+        start, end = min(f.start, g.start), max(f.end, g.end)
+        if (j > 0 and ends[j - 1] > start) or (j + 1 < len(kept) and starts[j + 1] < end):
+            continue
+        text = (f.text[: g.start - f.start] if f.start < g.start else "") + g.text
+        text += f.text[g.end - f.start :] if f.end > g.end else ""
+        kept[j] = replace(g, start=start, end=end, text=text, parts=())
+        starts[j], ends[j] = start, end
+    return kept

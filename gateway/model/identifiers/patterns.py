@@ -168,7 +168,8 @@ _LABELLED = [
 ]
 _LABEL_VALUE = (
     r"[ \t]*(?:[:#]|is|was|number)?[ \t]*(?:no\.?|#)?[ \t]*"
-    r"(?P<value>\d{2,5}(?:-\d{1,5}|[ ]\d{2,5}){1,4}\b|[A-Z]{2,4}[ ]\d{4,}\b|[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|"
+    r"(?P<value>\d{2,5}(?:-\d{1,5}|[ ]\d{2,5}){1,4}\b|[A-Z]{2,4}[ ]\d{4,}(?:[/_.-]?[A-Z0-9]+)*\b|"
+    r"[A-Z0-9][A-Z0-9/_.-]*\d[A-Z0-9/_.-]*|"
     r"\d[\w/.-]*)"
 )
 _KIND_GROUP = {kind: f"k{i}" for i, (kind, _label) in enumerate(_LABELLED)}
@@ -196,6 +197,7 @@ _MAC = re.compile(r"[0-9A-Fa-f](?<!\w[0-9A-Fa-f])[0-9A-Fa-f][:-](?:[0-9A-Fa-f]{2
 _MIXED_CODE = re.compile(r"[A-Z0-9](?<![\w-][A-Z0-9])[A-Z0-9]+(?:-[A-Z0-9]+)+\b")
 
 Recognizer = Callable[[str], Iterator[Finding]]
+LABELLED = "labelled number"  # the source of a number its label names
 
 
 def _f(m: re.Match[str], kind: str, source: str, score: float = 0.85, group: int | str = 0,
@@ -409,7 +411,7 @@ def labelled_numbers(text: str) -> Iterator[Finding]:
         if len(value) < 3 or not any(ch.isdigit() for ch in value) or (kind == K.CODE and len(value) < 4):
             continue
         found_kind = kind
-        source = "labelled number"
+        source = LABELLED
         score = 0.8
         digits = _NOT_DIGIT.sub("", value)
         for valid, lib in _NEEDS_LABEL if kind in (K.CODE, K.NATIONAL_ID, K.DEVICE) else ():
