@@ -629,3 +629,21 @@ def test_dates_that_overlap_are_not_joined_into_one_placeholder(analyzer: Analyz
     out = remove_identifiers("The series ran (2009–2011) and ended.", analyzer,
                              SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text  # fmt: skip
     assert "2009" in out and "2011" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "value", "kind"),
+    [
+        ("SSN 123\u200b-45-6789 on file.", "123\u200b-45-6789", "SSN"),
+        ("Call \uff15\uff15\uff15-123-4567 today.", "\uff15\uff15\uff15-123-4567", "PHONE"),
+        ("Write to john\u00addoe@example.com now.", "john\u00addoe@example.com", "EMAIL"),
+        ("DOB 04\u200c/12/1961 noted.", "04\u200c/12/1961", "DATE"),
+    ],
+)
+def test_an_identifier_disguised_by_invisible_or_full_width_characters_is_found_whole(
+    analyzer: Analyzer, text: str, value: str, kind: str
+) -> None:
+    # A reader sees "123-45-6789"; the patterns saw "123", an invisible character and "-45-6789", and let it pass.
+    assert found(analyzer, text) == {value: kind}
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert not any(ch.isdigit() for ch in out.replace("1961", "")) and "john" not in out

@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gateway.model.engine import Engine
-from gateway.model.normalize import INVISIBLE_CLASS, undot
+from gateway.model.normalize import INVISIBLE_CLASS, fold, fold_with_offsets, undot
 from gateway.model.records import SanitizePolicy
 from gateway.model.terms import _WORD
 
@@ -114,3 +114,25 @@ def test_shouting_is_the_plain_count(pieces: list[str]) -> None:
     # As first written: the ASCII capitals and small letters, each found by a regular expression.
     upper, lower = len(re.findall(r"[A-Z]", text)), len(re.findall(r"[a-z]", text))
     assert _is_shouting(text) == (upper + lower >= 20 and upper > 0.9 * (upper + lower))
+
+
+# ASCII, invisible characters, full-width digits and letters, Cyrillic and Greek look-alikes, a no-break space.
+_DISGUISE_ALPHABET = st.sampled_from(
+    [*"ab HIV19-@.", "\u200b", "\u00ad", "\u2060", "\uff15", "\uff28", "\u0410", "\u0399", "\u00a0", "\u00e9"]
+)
+
+
+@given(st.lists(_DISGUISE_ALPHABET, max_size=40).map("".join))
+@settings(max_examples=300)
+def test_folding_with_offsets_reads_as_fold_and_points_into_the_original(text: str) -> None:
+    view = fold_with_offsets(text)
+    if view is None:
+        assert fold(text) == text
+        return
+    folded, starts, ends = view
+    assert folded == fold(text)
+    assert len(starts) == len(ends) == len(folded)
+    for i, ch in enumerate(folded):
+        assert 0 <= starts[i] < ends[i] <= len(text)
+        assert ch in fold(text[starts[i] : ends[i]]) or ch in text[starts[i] : ends[i]]
+    assert starts == sorted(starts)

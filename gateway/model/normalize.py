@@ -45,6 +45,7 @@ INVISIBLE_CLASS = (
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
 )
 _INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
 # "H.I.V." / "H. I. V." -> "HIV": two or more single capitals each followed by a dot, the first not inside a
 # word. The expression opens with a capital (the letter before it is looked at behind that capital), so the
 # regex engine skips along the text in C to the next capital instead of trying the look-behind everywhere.
@@ -74,3 +75,42 @@ def undot(text: str) -> str:
     if "." not in text or not _DOTTED_PAIR.search(text):
         return text
     return _DOTTED.sub(lambda m: m.group().replace(".", "").replace(" ", ""), text)
+
+
+def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]] | None:
+    """``fold``, keeping where each folded character came from: None when folding changes nothing.
+
+    For the matchers that must report spans of the original text (the identifier analyzer): a number written
+    "123\u200b-45-6789" or "５５５-123-4567" is found in the folded text and replaced in the original.
+    Returns the folded text and, for its character i, the original span [starts[i], ends[i]). Each character
+    is normalized alone, so a base letter and a combining mark stay two characters (they are, for a pattern
+    of digits, names and addresses, what they were).
+    """
+    if text.isascii() or (
+        unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text) and not _ANY_LOOKALIKE.search(text)
+    ):
+        return None
+    chars: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    pos = 0
+    for m in _NOT_ASCII.finditer(text):
+        i = m.start()
+        chars.append(text[pos:i])  # the ASCII run before it, one character for one
+        starts.extend(range(pos, i))
+        ends.extend(range(pos + 1, i + 1))
+        pos = i + 1
+        ch = m.group()
+        if _INVISIBLE.match(ch):
+            continue
+        out = unicodedata.normalize("NFKC", ch)
+        chars.append(out)
+        starts.extend([i] * len(out))
+        ends.extend([i + 1] * len(out))
+    chars.append(text[pos:])
+    starts.extend(range(pos, len(text)))
+    ends.extend(range(pos + 1, len(text) + 1))
+    folded = "".join(chars)
+    if _ANY_LOOKALIKE.search(folded):
+        folded = _DISGUISED.sub(_latin_lookalike, folded)  # one letter for one: the offsets still hold
+    return folded, starts, ends

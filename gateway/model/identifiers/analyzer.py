@@ -17,6 +17,7 @@ from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import Lexicon, NameRecognizer
 from gateway.model.identifiers.patterns import LABELLED, structured
+from gateway.model.normalize import fold_with_offsets
 
 NAME_KINDS = frozenset({K.PERSON, K.ORG, K.LOC, K.DEM, K.MISC})
 # Numbers and codes that only ever become a placeholder: nothing of them is kept (a date keeps its year, a ZIP
@@ -35,7 +36,22 @@ class Analyzer:
         phonenumbers.enable_pattern_cache()
 
     def analyze(self, text: str, kinds: Collection[str]) -> list[Finding]:
-        """Findings of the given kinds, none overlapping another, in text order."""
+        """Findings of the given kinds, none overlapping another, in text order.
+
+        The text is read as a reader sees it (normalize.fold: "123\u200b-45-6789", "５５５-123-4567", a soft
+        hyphen inside a name), and each finding covers the original characters, invisible ones included.
+        """
+        view = fold_with_offsets(text)
+        if view is None:
+            return self._analyze(text, kinds)
+        folded, starts, ends = view
+        out: list[Finding] = []
+        for f in self._analyze(folded, kinds):
+            start, end = starts[f.start], ends[f.end - 1]
+            out.append(replace(f, start=start, end=end, text=text[start:end]))
+        return out
+
+    def _analyze(self, text: str, kinds: Collection[str]) -> list[Finding]:
         wanted = frozenset(kinds)
         found: list[Finding] = []
         for produces, recognizer in self._structured:
