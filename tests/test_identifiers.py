@@ -647,3 +647,19 @@ def test_an_identifier_disguised_by_invisible_or_full_width_characters_is_found_
     assert found(analyzer, text) == {value: kind}
     out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
     assert not any(ch.isdigit() for ch in out.replace("1961", "")) and "john" not in out
+
+
+def test_a_person_is_found_again_in_other_spellings_of_the_name(analyzer: Analyzer) -> None:
+    text = "Results for John Doe attached.\u2029HIV_results_john_doe.pdf\u2029JOHN DOE, john.doe and John-Doe"
+    got = found(analyzer, text, SAFE_HARBOR)
+    assert {"John Doe", "john_doe", "JOHN DOE", "john.doe", "John-Doe"} <= set(got)
+    assert {got[v] for v in ("john_doe", "JOHN DOE", "john.doe", "John-Doe")} == {"PERSON"}
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    # One person, one number, in the body, the file name and the header.
+    assert "doe" not in out.lower() and set(re.findall(r"\[PERSON (\d+)\]", out)) == {"1"}
+    assert "HIV_results_[PERSON 1].pdf" in out
+
+
+def test_a_lone_word_of_a_name_is_not_taken_for_the_name_spelt_otherwise(analyzer: Analyzer) -> None:
+    got = found(analyzer, "Results for John Doe attached. The johnson_doe and the doe_survey stay.")
+    assert got == {"John Doe": "PERSON"}

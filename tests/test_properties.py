@@ -126,11 +126,12 @@ _DISGUISE_ALPHABET = st.sampled_from(
 @settings(max_examples=300)
 def test_folding_with_offsets_reads_as_fold_and_points_into_the_original(text: str) -> None:
     view = fold_with_offsets(text)
+    blanks = str.maketrans({"\u00a0": " "})  # blanks outside ASCII are kept (the matchers read them as blanks)
     if view is None:
-        assert fold(text) == text
+        assert fold(text) == text.translate(blanks)
         return
     folded, starts, ends = view
-    assert folded == fold(text)
+    assert folded.translate(blanks) == fold(text)
     assert len(starts) == len(ends) == len(folded)
     for i, ch in enumerate(folded):
         assert 0 <= starts[i] < ends[i] <= len(text)

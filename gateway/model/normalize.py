@@ -45,7 +45,7 @@ INVISIBLE_CLASS = (
     "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
 )
 _INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
-_NOT_ASCII = re.compile(r"[^\x00-\x7f]")
+_NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
 # "H.I.V." / "H. I. V." -> "HIV": two or more single capitals each followed by a dot, the first not inside a
 # word. The expression opens with a capital (the letter before it is looked at behind that capital), so the
 # regex engine skips along the text in C to the next capital instead of trying the look-behind everywhere.
@@ -82,31 +82,33 @@ def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]] | None:
 
     For the matchers that must report spans of the original text (the identifier analyzer): a number written
     "123\u200b-45-6789" or "５５５-123-4567" is found in the folded text and replaced in the original.
-    Returns the folded text and, for its character i, the original span [starts[i], ends[i]). Each character
-    is normalized alone, so a base letter and a combining mark stay two characters (they are, for a pattern
-    of digits, names and addresses, what they were).
+    Returns the folded text and, for its character i, the original span [starts[i], ends[i]). Each run of
+    characters outside ASCII is normalized alone, and blanks outside ASCII (a no-break space: a third of the
+    archive's messages hold one) stay as they are: the matchers read them as blanks already.
     """
-    if text.isascii() or (
-        unicodedata.is_normalized("NFKC", text) and not _INVISIBLE.search(text) and not _ANY_LOOKALIKE.search(text)
-    ):
+    if text.isascii():
         return None
     chars: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
     pos = 0
     for m in _NOT_ASCII.finditer(text):
-        i = m.start()
-        chars.append(text[pos:i])  # the ASCII run before it, one character for one
+        i, run = m.start(), m.group()
+        if run.isspace() or (unicodedata.is_normalized("NFKC", run) and not _INVISIBLE.search(run)):
+            continue  # "’", "é", "–", "\u2029": read as written, with the ASCII around them
+        chars.append(text[pos:i])
         starts.extend(range(pos, i))
         ends.extend(range(pos + 1, i + 1))
-        pos = i + 1
-        ch = m.group()
-        if _INVISIBLE.match(ch):
-            continue
-        out = unicodedata.normalize("NFKC", ch)
-        chars.append(out)
-        starts.extend([i] * len(out))
-        ends.extend([i + 1] * len(out))
+        pos = m.end()
+        for k, ch in enumerate(run, i):
+            if _INVISIBLE.match(ch):
+                continue
+            out = ch if ch.isspace() else unicodedata.normalize("NFKC", ch)
+            chars.append(out)
+            starts.extend([k] * len(out))
+            ends.extend([k + 1] * len(out))
+    if pos == 0 and not _ANY_LOOKALIKE.search(text):
+        return None
     chars.append(text[pos:])
     starts.extend(range(pos, len(text)))
     ends.extend(range(pos + 1, len(text) + 1))

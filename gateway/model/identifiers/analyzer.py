@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import bisect
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import replace
 
 import phonenumbers
 
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
-from gateway.model.identifiers.names import Lexicon, NameRecognizer
+from gateway.model.identifiers.names import TITLES, Lexicon, NameRecognizer
 from gateway.model.identifiers.patterns import LABELLED, structured
 from gateway.model.normalize import fold_with_offsets
 
@@ -123,7 +123,57 @@ def _recurrences(text: str, found: Sequence[Finding]) -> list[Finding]:
         if (start, end) not in taken:
             f = values[text[start:end]]
             out.append(replace(f, start=start, end=end, score=f.score - 0.01, source=f"{f.source}, again"))
+            taken.add((start, end))
+    return out + _respellings(text, found, taken)
+
+
+_PERSON_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def _respellings(text: str, found: Sequence[Finding], taken: set[tuple[int, int]]) -> list[Finding]:
+    """A person found as "John Doe" is the same person as "john_doe" in a file name, "JOHN DOE" in a header or
+    "john.doe" in a path: the name's words in any case, joined by a blank, "_", "." or "-", between letters
+    that are not part of it (a file name's "_" is a border, as a blank is)."""
+    people: dict[tuple[str, ...], Finding] = {}
+    for f in found:
+        if f.kind == K.PERSON and f.score >= 0.5:
+            words = tuple(w.lower() for w in _PERSON_WORD.findall(f.text) if w.lower().rstrip(".") not in TITLES)
+            if len(words) >= 2:
+                people.setdefault(words, f)
+    if not people:
+        return []
+    low = text.lower()
+    if len(low) != len(text):  # a letter whose lower case is longer ("İ"): offsets would not hold
+        return []
+    out = []
+    for words, f in people.items():
+        for start, end in _spelt(low, words):
+            if (start, end) in taken or "\u2029" in text[start:end]:
+                continue
+            taken.add((start, end))
+            out.append(replace(f, start=start, end=end, text=text[start:end], score=f.score - 0.02,
+                               source=f"{f.source}, spelt otherwise"))  # fmt: skip
     return out
+
+
+def _spelt(low: str, words: tuple[str, ...]) -> Iterator[tuple[int, int]]:
+    """Where ``words`` stand in ``low`` (lower-cased), one or two of " ._-" between them, no letter around."""
+    first = words[0]
+    i = low.find(first)
+    while i >= 0:
+        j = i + len(first)
+        if i == 0 or not low[i - 1].isalpha():
+            for w in words[1:]:
+                k = j
+                while k < len(low) and k - j < 2 and low[k] in " ._-":
+                    k += 1
+                if k == j or not low.startswith(w, k):
+                    break
+                j = k + len(w)
+            else:
+                if j == len(low) or not low[j].isalpha():
+                    yield i, j
+        i = low.find(first, i + 1)
 
 
 def find_words(text: str, values: Collection[str]) -> list[tuple[int, int]]:
@@ -158,15 +208,14 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
             continue
         i = bisect.bisect_right(starts, f.start)
         if (i > 0 and ends[i - 1] > f.start) or (i < len(starts) and starts[i] < f.end):
-            lost.append(f)
+            if f.kind in _OPAQUE_KINDS:
+                lost.append(f)
             continue
         starts.insert(i, f.start)
         ends.insert(i, f.end)
         kept.append(f)
     kept.sort(key=lambda f: f.start)
     for f in lost:
-        if f.kind not in _OPAQUE_KINDS:
-            continue
         i = bisect.bisect_right(starts, f.start)
         hits = [j for j in (i - 1, i) if 0 <= j < len(kept) and starts[j] < f.end and ends[j] > f.start]
         if len(hits) != 1 or kept[hits[0]].kind not in _OPAQUE_KINDS:

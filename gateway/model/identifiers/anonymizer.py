@@ -27,7 +27,7 @@ _NOT_DIGIT = re.compile(r"\D")
 _YEARS_OLD_HYPHENED = re.compile(r"-years?-old")
 _YEARS_OLD = re.compile(r"\s*(?:years?|yrs?|y/?o|yo|y\.o\.)", re.IGNORECASE)
 _NOT_WORD = re.compile(r"[\s\W_]+")
-_NAME_WORD = re.compile(r"[^\W\d_][\w'’-]*")
+_NAME_WORD = re.compile(r"[^\W\d_][^\W_]*(?:['’][^\W_]+)*")  # "john_doe", "Smith-Jones": two words
 
 # 45 CFR 164.514(b)(2)(i)(B): three-digit ZIP areas of 20,000 people or fewer (2000 census) become 000.
 RESTRICTED_ZIP3 = frozenset("036 059 063 102 203 556 692 790 821 823 830 831 878 879 884 890 893".split())
