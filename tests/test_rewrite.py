@@ -171,3 +171,19 @@ def test_verbs_take_the_tense_and_adjectives_neither_number_nor_article() -> Non
     name = kw("Colorado")
     assert surface_replacement("American state", name=True, **name) == "an American state"  # type: ignore[arg-type]
     assert surface_replacement("Atlanta", name=True, **name) == "Atlanta"  # type: ignore[arg-type]
+
+
+def test_articles_agree_with_the_word_two_edits_of_a_round_left_after_them() -> None:
+    from gateway.model.rewrite import Edit, agree_articles, apply_edits
+
+    text = "It was bitten by an infected mosquito. An old ape and a elk."
+    an = text.index("an infected")
+    mosquito = text.index("mosquito")
+    # The omission wrote "a " for "mosquito"; the same round replaced "mosquito" by "animal".
+    round_edits = [Edit(an, mosquito, "a ", an + 3), Edit(mosquito, mosquito + 8, "animal", mosquito)]
+    rewritten = apply_edits(text, round_edits)
+    assert "by a animal" in rewritten.text
+    fixed = apply_edits(rewritten.text, agree_articles(rewritten)).text
+    assert fixed == "It was bitten by an animal. An old ape and a elk."  # what no edit touched stays as written
+    capital = apply_edits("A infected bat.", [Edit(0, 11, "An ", 2), Edit(11, 14, "creature", 11)])
+    assert apply_edits(capital.text, agree_articles(capital)).text == "A creature."

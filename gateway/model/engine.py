@@ -67,6 +67,7 @@ from gateway.model.rewrite import (
     Edit,
     Rewritten,
     TextEdit,
+    agree_articles,
     apply_edits,
     compose,
     determiner_before,
@@ -332,6 +333,11 @@ class Engine:
             composed = compose(composed, current, rewritten.edits)
             rewrites.append(rewritten)
             current = rewritten.text
+            if agree := agree_articles(rewritten):
+                fixed = apply_edits(current, agree)
+                composed = compose(composed, current, fixed.edits)
+                rewrites.append(fixed)
+                current = fixed.text
         tidy = tidy_markers(current)
         if tidy:
             rewritten = apply_edits(current, tidy)

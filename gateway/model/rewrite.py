@@ -342,6 +342,36 @@ def _in_word(ch: str) -> bool:
     return bool(ch) and unicodedata.category(ch)[0] in "LM"
 
 
+_FIRST_WORD = re.compile(r"\S+")
+
+
+def agree_articles(rewritten: Rewritten) -> list[Edit]:
+    """Edits that make "a"/"an" agree with the word now after it, at the borders of a round's edits.
+
+    Each edit fixes the article before its own term (``with_article``), but two edits of one round do not see
+    each other: leaving out "infected" in "an infected mosquito" wrote "a" for "mosquito", which the same round
+    replaced by "animal" ("a animal").
+    """
+    text = rewritten.text
+    edits: list[Edit] = []
+    done: set[int] = set()
+    for pos in sorted({*rewritten.new_starts, *rewritten.new_ends}):
+        m = _ARTICLE.search(text, max(0, pos - 8), pos)
+        word = _FIRST_WORD.match(text, pos)
+        if m is None or word is None or m.start(1) in done:
+            continue
+        done.add(m.start(1))
+        old = m.group(1)
+        new = indefinite_article(word.group().lstrip("\"'(“‘"))
+        if old.isupper() and len(old) > 1:
+            new = new.upper()
+        elif old[0].isupper():
+            new = new.capitalize()
+        if new != old:
+            edits.append(Edit(m.start(1), m.end(1), new, m.start(1)))
+    return edits
+
+
 def tidy_markers(text: str) -> list[Edit]:
     """Edits that make redactions read as one gap each.
 
