@@ -187,3 +187,13 @@ def test_articles_agree_with_the_word_two_edits_of_a_round_left_after_them() -> 
     assert fixed == "It was bitten by an animal. An old ape and a elk."  # what no edit touched stays as written
     capital = apply_edits("A infected bat.", [Edit(0, 11, "An ", 2), Edit(11, 14, "creature", 11)])
     assert apply_edits(capital.text, agree_articles(capital)).text == "A creature."
+
+
+def test_a_unit_written_onto_a_number_takes_no_article() -> None:
+    from gateway.model.rewrite import surface_replacement
+    from gateway.model.terms import tokenize
+
+    toks = tokenize("GHz", str.lower)
+    kw = {"original": "GHz", "tokens": toks, "plural": lambda w: w + "s", "sentence_initial": False, "shouting": False}
+    assert surface_replacement("rate", **kw) == "a rate"  # type: ignore[arg-type]  # a name: "in Atlanta" -> "in a city"
+    assert surface_replacement("rate", attached=True, **kw) == "rate"  # type: ignore[arg-type]  # "3.6GHz"

@@ -111,3 +111,24 @@ def test_sense_choice_weighs_what_the_text_says_most(wordnet: WordNet) -> None:
     assert choose_sense(senses, context={"state": 2.0, "river": 1.0, "city": 2.0}, capitalized=True) is state
     chosen = choose_sense(senses, context={"river": 2.0, "canyon": 1.6, "state": 1.0}, capitalized=True)
     assert chosen is not None and chosen.kinds == ("river",)
+
+
+def test_the_word_every_sense_shares_does_not_choose_the_shortest_gloss(wordnet: WordNet) -> None:
+    senses = wordnet.senses("jaundice")
+    assert [s.id for s in senses][:2] == ["jaundice.n.01", "bitterness.n.02"]
+    # The term weighs most in its own text; it stands in both senses' words, and counted it made the shorter
+    # gloss ("a rough and bitter manner") win over the longer one that holds "symptom".
+    context = {"jaundice": 5.5, "symptom": 1.0, "seizure": 3.9, "coma": 4.4}
+    assert choose_sense(senses, context=context, capitalized=False) is senses[0]
+    severe = wordnet.senses("severe")
+    if severe:  # an adjective: in the noun senses only when the database reads it so
+        assert choose_sense(severe, context={"severe": 3.0}, capitalized=False) is severe[0]
+
+
+def test_a_senses_own_words_still_choose_it() -> None:
+    senses = [
+        Sense(id="bank.n.01", lemmas=("bank",), gloss="sloping land beside a river", frequency=20),
+        Sense(id="bank.n.02", lemmas=("bank",), gloss="a financial institution that accepts deposits", frequency=25),
+    ]
+    assert choose_sense(senses, context={"bank": 5.0, "river": 1.0}, capitalized=False) is senses[0]
+    assert choose_sense(senses, context={"bank": 5.0}, capitalized=False) is senses[1]  # the likelier by its counts

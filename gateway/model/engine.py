@@ -536,7 +536,10 @@ class Engine:
                     name=r.name,
                     pos="n" if cur is None else cur.pos,
                     conjugate=self.language.conjugate,
+                    attached=o.start > 0 and text[o.start - 1].isalnum(),
                 )
+                if o.start > 0 and text[o.start - 1].isdigit() and surface[:1].isalpha():
+                    surface = " " + surface  # "3.6GHz" -> "3.6 rate", not "3.6rate"
                 edits.append(with_article(text, o.start, o.end, surface))
             v = r.verdict
             decisions.append(

@@ -95,11 +95,13 @@ def surface_replacement(
     name: bool | None = None,
     pos: PartOfSpeech = "n",
     conjugate: Callable[[str, str], str] | None = None,
+    attached: bool = False,
 ) -> str:
     """Inflect and case ``replacement`` like the ``original`` surface form.
 
     A verb takes the original's tense ("bitten" -> "gripped"); an adjective (or a noun standing as
-    one, "microorganism infection") takes neither a plural nor an article.
+    one, "microorganism infection") takes neither a plural nor an article. ``attached``: the original
+    is written onto what stands before it ("3.6GHz", "8GB"), a unit and not a name: no article.
     """
     if replacement == REDACTION_MARKER:
         return replacement
@@ -118,7 +120,7 @@ def surface_replacement(
         out = plural(out)
     # A name, when its head is one ("Atlanta"); "American state" is a common noun and takes an article.
     proper = replacement.rsplit(" ", 1)[-1][:1].isupper()
-    if is_name and not proper and not determiner_before and not original.isupper():
+    if is_name and not proper and not determiner_before and not attached and not original.isupper():
         # "in Los Angeles" -> "in a city": a name needs no article, a common noun does.
         out = f"{indefinite_article(out)} {out}"
     if shouting:

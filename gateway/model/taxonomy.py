@@ -137,12 +137,16 @@ def choose_sense_lowered(senses: Sequence[Sense], ctx: Weights, *, capitalized: 
     chosen = senses[0]
     get = ctx.get
     among = _among(ctx)
-    for rank, s in enumerate(senses):
-        words, root = _sense_words(s)
+    read = [_sense_words(s) for s in senses]
+    # A word every sense holds (the term itself, a lemma they share) tells them apart no more than the term
+    # does: counted, it made the shortest gloss win ("jaundice" read as bitterness, "severe" as austere).
+    shared = frozenset.intersection(*(words for words, _root in read))
+    for rank, (s, (words, root)) in enumerate(zip(senses, read, strict=True)):
         # Over the root of the gloss's length: a long gloss matches more words by chance (Lesk's known bias).
         # fsum: exactly rounded, so the choice depends neither on the order a set is read in nor on the words
         # with no weight being skipped before they are asked (``among``, in C).
-        overlap = math.fsum(x for w in among(words) if (x := get(w)) is not None) * GLOSS_WORDS**0.5 / root
+        found = among(words - shared if shared else words)
+        overlap = math.fsum(x for w in found if (x := get(w)) is not None) * GLOSS_WORDS**0.5 / root
         fit = 1.0 if (s.is_instance or s.proper) == capitalized else 0.0
         score = 2.0 * overlap + math.log1p(s.frequency) + 3.0 * fit
         key = (score, -rank)
