@@ -663,3 +663,19 @@ def test_a_person_is_found_again_in_other_spellings_of_the_name(analyzer: Analyz
 def test_a_lone_word_of_a_name_is_not_taken_for_the_name_spelt_otherwise(analyzer: Analyzer) -> None:
     got = found(analyzer, "Results for John Doe attached. The johnson_doe and the doe_survey stay.")
     assert got == {"John Doe": "PERSON"}
+
+
+@pytest.mark.parametrize(
+    ("text", "date"),
+    [
+        ("Created 2013-12-23T23:48:00Z by the clinic.", "2013-12-23T23:48:00Z"),
+        ("Seen at 2024-03-05 14:22 in the ward.", "2024-03-05 14:22"),  # phonenumbers read "2024-03-05 14" as a number
+        ("Visited on 2024-03-05T09:00:00+01:00.", "2024-03-05T09:00:00+01:00"),
+        ("Logged 2024-03-05 14:22:01.123 by the pump.", "2024-03-05 14:22:01.123"),
+        ("Admitted on 2024/03/05 after a fall.", "2024/03/05"),
+    ],
+)
+def test_iso_dates_and_timestamps_are_dates_that_keep_their_year(analyzer: Analyzer, text: str, date: str) -> None:
+    assert found(analyzer, text) == {date: "DATE"}
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert date not in out and date[:4] in out and not any(p in out for p in ("03-05", "12-23", "03/05", ":"))

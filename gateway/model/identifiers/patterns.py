@@ -40,14 +40,16 @@ _M = rf"(?:{_MONTHS})\.?"
 _DATE_AT_DIGIT = re.compile(
     rf"{_DAY}(?:\s+of)?\s+{_M}(?:,?\s+(?P<y1>{_YEAR}))?\b"  # 21 March 2005, 21st of March
     rf"|(?:0?[1-9]|[12]\d|3[01])(?P<sep>[/.-])(?:0?[1-9]|[12]\d|3[01])(?P=sep)(?P<y4>{_YEAR}|\d\d)\b"  # 04/12/1961
-    rf"|(?P<y5>{_YEAR})-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])\b"  # 1961-04-12
+    # 1961-04-12, 2024/03/05, and a time after it as ISO 8601 and logs write it: 2024-03-05T09:00:00+01:00
+    rf"|(?P<y5>{_YEAR})(?P<isep>[-/])(?:0[1-9]|1[0-2])(?P=isep)(?:0[1-9]|[12]\d|3[01])"
+    r"(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?(?![\d:]))?(?!\d)"
     # a time of day: 10 p.m., 14:30, 9.15 am
     r"|(?P<t>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?\b)"
 )
 _DATE_AT_MONTH = re.compile(rf"{_M}\s+(?:{_DAY}(?:,?\s+(?P<y2>{_YEAR}))?|(?P<y3>{_YEAR}))\b")  # March 21, 2005
 # A date opens with one or two digits and then a blank, a separator, an ordinal's or "am"/"pm"'s letter, or with
 # a year and "-": other numbers are not tried.
-_DIGIT_START = re.compile(r"\d(?<![\w.]\d)(?=\d?[\s/.:\-snrtap]|\d{3}-)")
+_DIGIT_START = re.compile(r"\d(?<![\w.]\d)(?=\d?[\s/.:\-snrtap]|\d{3}[-/])")
 # Every month's name and abbreviation opens with one of these twelve: other capitals are not tried.
 _MONTH_START = re.compile(r"[JFMASOND](?<![\w][JFMASOND])(?=an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
 _YEAR_TOKEN = re.compile(r"\d(?<![\w./,-]\d)\d\d\d(?![\d/-])")
@@ -464,8 +466,9 @@ class Phones:
         for m in _PHONE_CANDIDATE.finditer(text):
             raw = m.group().strip()
             digits = _NOT_DIGIT.sub("", raw)
-            if not 7 <= len(digits) <= 15 or _DATE_AT_DIGIT.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw):
-                continue
+            if (not 7 <= len(digits) <= 15 or _DATE_AT_DIGIT.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw)
+                    or _ISO_DATE_START.match(raw)):  # fmt: skip
+                continue  # "2024-03-05 14:22": a date and a time, which phonenumbers would take for a number
             before = text[max(0, m.start() - 30) : m.start()]
             labelled = _PHONE_CONTEXT.search(before) is not None
             grouped = _GROUPED_DIGITS.fullmatch(raw) is not None
@@ -500,6 +503,7 @@ class Phones:
 
 
 _NOT_DIGIT = re.compile(r"\D")
+_ISO_DATE_START = re.compile(r"(?:1[6-9]|20)\d\d([-/])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12]\d|3[01])(?!\d)")
 _GROUPED_DIGITS = re.compile(r"(?:\+|00)?[\d().]*\d[\s().-]+\d[\d\s().-]*")
 
 
