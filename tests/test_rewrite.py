@@ -197,3 +197,26 @@ def test_a_unit_written_onto_a_number_takes_no_article() -> None:
     kw = {"original": "GHz", "tokens": toks, "plural": lambda w: w + "s", "sentence_initial": False, "shouting": False}
     assert surface_replacement("rate", **kw) == "a rate"  # type: ignore[arg-type]  # a name: "in Atlanta" -> "in a city"
     assert surface_replacement("rate", attached=True, **kw) == "rate"  # type: ignore[arg-type]  # "3.6GHz"
+
+
+def test_people_of_a_kind_stay_plural_and_take_no_article() -> None:
+    from gateway.model.rewrite import determiner_before, surface_replacement
+    from gateway.model.terms import tokenize
+
+    def lemma(w: str) -> str:
+        return {"texans": "texan", "catholics": "catholic"}.get(w, w)
+
+    def plural(w: str) -> str:
+        return w + "s"
+
+    for word, replacement in (("Texans", "American"), ("Catholics", "person")):
+        toks = tokenize(word, lemma)
+        kw = {"original": word, "tokens": toks, "plural": plural, "sentence_initial": False, "shouting": False}
+        assert surface_replacement(replacement, lemmatize=lemma, name=True, **kw) == replacement + "s"  # type: ignore[arg-type]
+    wales = tokenize("Wales", lemma)  # a name that is its own lemma stays a name: "in Wales" -> "in a country"
+    kw = {"original": "Wales", "tokens": wales, "plural": plural, "sentence_initial": False, "shouting": False}
+    assert surface_replacement("country", lemmatize=lemma, name=True, **kw) == "a country"  # type: ignore[arg-type]
+    text = "Most Methodists sing. Two Texans came. He met Texans."
+    assert determiner_before(text, text.index("Methodists"))
+    assert determiner_before(text, text.index("Texans came"))
+    assert not determiner_before(text, text.rindex("Texans"))

@@ -116,6 +116,10 @@ def surface_replacement(
     is_name = all(t.text[:1].isupper() for t in tokens) and (len(tokens) > 1 or not sentence_initial)
     if name is not None and all(t.text[:1].isupper() for t in tokens):
         is_name = name  # what the rest of the text says of this term (a name opening a sentence is a name)
+    if is_name and len(tokens) == 1 and _looks_plural(last):
+        # "Texans", "Catholics": people of a kind, a plural common noun ("met Texans" -> "met Americans", not
+        # "met an American"); a place whose name ends so is its own lemma ("Wales", "Athens").
+        is_name = False
     if not is_name and _looks_plural(last) and _countable_singular(out, lemmatize):
         out = plural(out)
     # A name, when its head is one ("Atlanta"); "American state" is a common noun and takes an article.
@@ -201,7 +205,10 @@ def with_article(text: str, start: int, end: int, replacement: str) -> Edit:
 
 _DETERMINERS = frozenset(
     "a an the this that these those my your his her its our their some any no each every "
-    "another which what whose".split()
+    "another which what whose "
+    # quantifiers and numbers stand where an article would: "most Methodists", "two Texans"
+    "most many several few all both various numerous either neither "
+    "one two three four five six seven eight nine ten dozens hundreds thousands millions".split()
 )
 
 
