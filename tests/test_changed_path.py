@@ -24,7 +24,7 @@ MAIL = (
 def test_the_check_and_the_memory_read_the_last_rounds_terms_without_tokenizing_the_output(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gateway.model.engine as engine_module
+    import gateway.model.reading as reading_module
 
     calls: list[str] = []
 
@@ -32,7 +32,7 @@ def test_the_check_and_the_memory_read_the_last_rounds_terms_without_tokenizing_
         calls.append(text)
         return extract_terms(text, *args, **kwargs)
 
-    monkeypatch.setattr(engine_module, "extract_terms", counting)
+    monkeypatch.setattr(reading_module, "extract_terms", counting)
     engine.forget_texts()
     outcome = process(MAIL, engine=engine, policies=[HIV], name="m", kind="mail")
     assert outcome.changed

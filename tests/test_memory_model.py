@@ -154,16 +154,16 @@ def test_the_thread_is_read_from_the_header_block_alone(end: bytes) -> None:
 def test_the_memory_reads_a_clean_output_without_tokenizing_it_again(
     engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import gateway.model.engine as engine_module
+    import gateway.model.reading as reading_module
 
     calls: list[str] = []
-    extract = engine_module.extract_terms
+    extract = reading_module.extract_terms
 
     def counting(text: str, *args: Any, **kwargs: Any) -> Any:
         calls.append(text)
         return extract(text, *args, **kwargs)
 
-    monkeypatch.setattr(engine_module, "extract_terms", counting)
+    monkeypatch.setattr(reading_module, "extract_terms", counting)
     text = "The weather was fine and the meeting about the garden budget ended early."
     result = engine.sanitize(text, HIV)
     assert result.text == text and not result.decisions

@@ -25,7 +25,8 @@ Beyond the paper:
     redacts what it finds until the engine's own check finds nothing: the
     output always passes the pipeline's check (extractors.pipeline.check_output).
 
-The work is split by question: ``detection`` (which terms are risky),
+The work is split by question: ``reading`` (a text's terms, under the phrases
+K and the policy know), ``detection`` (which terms are risky),
 ``generalization`` (what safe term replaces each), ``rewrite`` (writing it
 into text that still reads), all over one ``measure`` of K with one cache policy.
 """
@@ -41,18 +42,18 @@ from dataclasses import replace
 from typing import Protocol
 
 from gateway.errors import InputError
-from gateway.model.derived import acronym_plural
 from gateway.model.detection import Detector, RoundState, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
 from gateway.model.evidence import Accumulator
 from gateway.model.facts import facts
-from gateway.model.generalization import Generalizer, NameKinds, Risky, starts_sentence
-from gateway.model.incremental import LineTerms, TextMemo
+from gateway.model.generalization import Generalizer, NameKinds, Risky
+from gateway.model.incremental import TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
 from gateway.model.memory import NAMING, is_marker, named_in, signature_in
 from gateway.model.modifiers import is_omitted
 from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
+from gateway.model.reading import Reader
 from gateway.model.records import (
     Decision,
     Entity,
@@ -78,15 +79,12 @@ from gateway.model.rewrite import (
     with_article,
 )
 from gateway.model.taxonomy import Taxonomy, choose_sense
-from gateway.model.terms import PhraseSet, TermOccurrence, Token, extract_terms, key_of, sentence_starts
+from gateway.model.terms import PhraseSet, TermOccurrence, Token, sentence_starts
 
-# A text, the phrases and acronyms it was read with, and its tokens and terms.
-_Terms = tuple[str, PhraseSet, frozenset[str], tuple[list[Token], list[TermOccurrence]]]
 # Rounds after the policy's last one, while the output still fails its own check: the first
 # few still generalize, the rest redact.
 EXTRA_GENERALIZING_ROUNDS = 2
 MAX_SETTLING_ROUNDS = 10
-KEY_CACHE = 10_000  # text -> key of terms typed by people (policies, taxonomy steps): few distinct
 
 
 class Language(Protocol):
@@ -131,19 +129,12 @@ class Engine:
         # its tables also bound a group's risk before its entity counts are asked.
         self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
         self.measure = Measure(knowledge, self.estimator, bound=self._clean)
-        self._keys: BoundedCache[str, str] = BoundedCache(KEY_CACHE)
-        self._norms: dict[str, str] = {}  # word -> key, shared by every text (bounded by the tokenizer)
-        self._extra = [self.key(p) for p in extra_phrases]
-        self._phrases = PhraseSet(knowledge.phrases())
-        for p in self._extra:
-            self._phrases.add(p)
+        self.reader = Reader(knowledge, language.lemmatize, extra_phrases)
+        self.key = self.reader.key
         self._entities: BoundedCache[tuple[str, tuple[str, ...]], Entity] = BoundedCache(4096)
-        # A policy's own multi-word allow/deny terms are phrases for that policy only.
-        self._policy_phrases: BoundedCache[tuple[tuple[str, ...], tuple[Entity, ...]], PhraseSet] = BoundedCache(256)
         self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)
         self.evidence = Accumulator(self.measure, self.generalizer)
-        self._recent_terms: tuple[_Terms, ...] = ()
 
     def terms_of(
         self,
@@ -153,71 +144,21 @@ class Engine:
         *,
         memo: TextMemo | None = None,
     ) -> tuple[list[Token], list[TermOccurrence]]:
-        """The terms of a text as the engine judges them (under ``policy``'s own phrases, if given).
-
-        A word spelled like an entity's acronym but in mixed case mid-sentence
-        ("Vd" for a voltage, "Std" in a class name) is not that acronym, and not a term.
-        """
-        phrases = self._phrases if policy is None else self._phrases_for(policy, entities)
-        acronyms = frozenset(k for e in entities for k in e.acronyms)
-        recent = self._recent_terms  # replaced whole, never changed in place: safe to read from any thread
-        if memo is not None:
-            tokens, occs = memo.lines.terms(text)
-            occs = self._acronyms_only(tokens, occs, acronyms)
-            # Kept as a whole reading is below: the last round reads the output, which the pipeline's check of
-            # the rebuilt content (an equal text on CRLF mail) and the memory's read then find here.
-            self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
-            return tokens, occs
-        # The memory reads the output after the pipeline's check read the rebuilt content, or, for a clean
-        # text, the text the fast path read: the last two texts, each tokenized once.
-        for seen, seen_phrases, seen_acronyms, found in recent:
-            if seen_phrases is phrases and seen_acronyms == acronyms and seen == text:
-                return found
-        tokens, occs = extract_terms(text, self.language.lemmatize, phrases, self._norms)
-        occs = self._acronyms_only(tokens, occs, acronyms)
-        self._recent_terms = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
-        return tokens, occs
+        """The terms of a text as the engine judges them (reading.Reader.terms_of)."""
+        return self.reader.terms_of(text, entities, policy, memo=memo)
 
     def forget_texts(self) -> None:
         """Drop what is kept of the last texts (their tokens, for the next reading of the same text): called
         when a message is done, so that a large one's tokens do not stay until the next message."""
-        self._recent_terms = ()
+        self.reader.forget()
         self.generalizer.forget_text()
-
-    def _text_memo(self, policy: SanitizePolicy, entities: Sequence[Entity]) -> TextMemo:
-        phrases = self._phrases_for(policy, entities)
-        return TextMemo(LineTerms(lambda t: extract_terms(t, self.language.lemmatize, phrases, self._norms)))
-
-    @staticmethod
-    def _acronyms_only(
-        tokens: list[Token], occs: list[TermOccurrence], acronyms: frozenset[str]
-    ) -> list[TermOccurrence]:
-        if not acronyms:
-            return occs
-        return [o for o in occs if o.key not in acronyms or not _not_the_acronym(tokens, o.first_token)]
 
     @property
     def phrase_set(self) -> PhraseSet:
         """Multi-word terms the engine recognises in every text (K's, the taxonomy's, the entities')."""
-        return self._phrases
-
-    def _phrases_for(self, policy: SanitizePolicy, entities: Sequence[Entity]) -> PhraseSet:
-        own = tuple(sorted({k for t in (*policy.allow, *policy.deny) if " " in (k := self.key(t))}))
-        if not own:
-            return self._phrases
-
-        def build(cache_key: tuple[tuple[str, ...], tuple[Entity, ...]]) -> PhraseSet:
-            phrases = PhraseSet(self.knowledge.phrases())
-            for p in (*self._extra, *(k for e in cache_key[1] for k in e.keys), *cache_key[0]):
-                phrases.add(p)
-            return phrases
-
-        return self._policy_phrases.get((own, tuple(entities)), build)
+        return self.reader.phrase_set
 
     # -- K, through the measure ------------------------------------------------
-    def key(self, text: str) -> str:
-        return self._keys.get(text, lambda t: key_of(t, self.language.lemmatize))
-
     def count(self, conjuncts: Conjuncts) -> int:
         return self.measure.count(conjuncts)
 
@@ -238,8 +179,7 @@ class Engine:
                 aliases=cache_key[1],
                 min_support=self.estimator.min_support,
             )
-            for k in found.keys:  # so that "Los Angeles" in a text is one term
-                self._phrases.add(k)
+            self.reader.add_phrases(found.keys)
             return found
 
         return self._entities.get((name, tuple(aliases)), resolve)
@@ -286,7 +226,7 @@ class Engine:
         text_named: set[str] = set()  # filled by the rounds: later rounds no longer hold the name
         disclosed = [k for k in disclosed if not is_marker(k)]
         self.evidence.second_order.clear()  # this text's signature is read by its first round
-        memo = self._text_memo(policy, entities)
+        memo = self.reader.text_memo(policy, entities)
         judged = replace(policy, evidence_budget=policy.budget(True)) if thread_named else policy
         # The fast path knows first-order clues only: a text whose thread named c may hold second-order ones.
         fast = not (thread_named and self.evidence.about(entities, policy, thread_named))
@@ -318,7 +258,7 @@ class Engine:
                 keys_out=original_keys if rounds == 1 else None,
                 avoid=flagged,
                 disclosed=disclosed,
-                memo=memo if self.incremental else self._text_memo(policy, entities),
+                memo=memo if self.incremental else self.reader.text_memo(policy, entities),
                 first=rounds == 1,
                 named=(thread_named, text_named),
                 thread_signature=thread_signature,
@@ -422,7 +362,7 @@ class Engine:
         thread_signature: Mapping[str, Collection[str]] | None = None,
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
-        memo = memo or self._text_memo(policy, entities)
+        memo = memo or self.reader.text_memo(policy, entities)
         tokens, occs = self.terms_of(text, entities, policy, memo=memo)
         if keys_out is not None:
             keys_out.extend(o.key for o in occs)
@@ -603,13 +543,6 @@ class Engine:
 
 _UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
-
-
-def _not_the_acronym(tokens: Sequence[Token], i: int) -> bool:
-    word = tokens[i].text
-    if word.isupper() or word.islower() or acronym_plural(word) is not None:  # "STDs" is the acronym's plural
-        return False
-    return not (starts_sentence(tokens, i) and word[1:].islower())  # "Hiv" opening a sentence is "hiv"
 
 
 def _is_shouting(text: str) -> bool:
