@@ -197,20 +197,10 @@ class _Walker:
     def _addresses(self, msg: Message, index: int, name: str, raw: object, label: str) -> None:
         if _BARE_ADDRESSES.fullmatch(str(raw)):
             return  # no display name, no comment: nothing a person wrote (and the common case, parsed cheaply)
-        try:
-            # Parsed as an address list whatever its name: the registry knows only the common ones.
-            header = email.policy.default.header_factory("To", _unicode(raw))
-        except Exception:
-            return  # no display names to find; the verifier still reads the header as it leaves
-        groups = getattr(header, "groups", None)
-        if not groups:
+        parsed = _address_list(_unicode(raw))
+        if parsed is None:
             return
-        comments = []
-        for m in _COMMENT.finditer(_unicode(raw)):
-            try:
-                comments.append(str(email.header.make_header(email.header.decode_header(m.group(1)))))
-            except Exception:
-                comments.append(m.group(1))
+        groups, comments = parsed
         segments: list[Segment] = []
         slots: list[tuple[str, int, int]] = []  # ("group", gi, -1) / ("addr", gi, ai) / ("comment", ci, -1)
         for gi, g in enumerate(groups):
@@ -466,6 +456,44 @@ class _Walker:
 
 _ADDR = r"\s*<?[^\s<>\"(),;:@\\]+@[^\s<>\"(),;:\\]+>?\s*"
 _BARE_ADDRESSES = re.compile(rf"{_ADDR}(?:,{_ADDR})*")
+
+
+def _address_list(value: str) -> tuple[tuple[Group, ...], tuple[str, ...]] | None:
+    """An address header's groups and decoded comments; None when it names no group (or does not parse).
+
+    The registry's address parser is the costliest part of reading a list's message (a fifth of the
+    extraction on the archive), and the same values come back message after message (a list's From
+    "Name via list", its To and Cc) and again when the pipeline reads its own output: the answer is a
+    function of the value, and Group and Address are immutable, so it is kept (``_ADDRESS_LISTS``).
+    """
+    found = _ADDRESS_LISTS.get(value, _MISSING)
+    if found is not _MISSING:
+        return found  # type: ignore[return-value]
+    parsed: tuple[tuple[Group, ...], tuple[str, ...]] | None = None
+    try:
+        # Parsed as an address list whatever its name: the registry knows only the common ones.
+        groups = getattr(email.policy.default.header_factory("To", value), "groups", None)
+    except Exception:
+        groups = None  # no display names to find; the verifier still reads the header as it leaves
+    if groups:
+        comments = []
+        for m in _COMMENT.finditer(value):
+            try:
+                comments.append(str(email.header.make_header(email.header.decode_header(m.group(1)))))
+            except Exception:
+                comments.append(m.group(1))
+        parsed = (tuple(groups), tuple(comments))
+    if len(_ADDRESS_LISTS) >= _MAX_ADDRESS_LISTS:
+        _ADDRESS_LISTS.clear()  # a worker's everyday values come back within the next messages
+    _ADDRESS_LISTS[value] = parsed
+    return parsed
+
+
+_MISSING = object()
+# Address header values kept (a value and its parse, under 1 KB each): a worker's correspondents (650 after
+# 1,000 archive messages).
+_MAX_ADDRESS_LISTS = 2048
+_ADDRESS_LISTS: dict[str, tuple[tuple[Group, ...], tuple[str, ...]] | None] = {}
 
 
 _FOLD = re.compile(r"\r?\n(?=[ \t])")

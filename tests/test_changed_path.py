@@ -158,10 +158,11 @@ def test_a_process_collects_in_full_less_often_but_still_collects_a_messages_cyc
 
     script = """
 import gc, weakref
-from gateway.heap import FULL_COLLECTION_AFTER, tune_collector
+from gateway.heap import FULL_COLLECTION_AFTER, YOUNG_COLLECTION_AFTER, tune_collector
 loaded = [[i] for i in range(10_000)]
 tune_collector()
 assert gc.get_threshold()[2] == FULL_COLLECTION_AFTER > 10, gc.get_threshold()
+assert gc.get_threshold()[0] == YOUNG_COLLECTION_AFTER > 700, gc.get_threshold()
 assert gc.get_freeze_count() >= 10_000  # what was loaded is left out of collections
 class Node:
     pass
@@ -171,6 +172,12 @@ gone = weakref.ref(a)
 del a, b
 gc.collect(0)
 assert gone() is None  # a cycle a message leaves is still collected by the youngest generation
+c, d = Node(), Node()
+c.other, d.other = d, c
+gone = weakref.ref(c)
+del c, d
+kept = [[i] for i in range(2 * YOUNG_COLLECTION_AFTER)]  # new objects that live on, as a message's do
+assert gone() is None  # collected without being asked, once that many new objects came
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
@@ -262,3 +269,44 @@ def test_the_prefilter_reads_a_streams_memory_at_the_floor_and_leaves_allowed_te
     assert clean(["heroin"], {"heroin"})  # an allowed remembered term joins no group
     assert not clean(["heroin"], set())  # and the kept answer is not the allowed one's
     assert clean(["radio", "heroin"], {"heroin"})
+
+
+def test_kept_answers_follow_the_entities_value_not_the_object(engine: Engine) -> None:
+    """Measure and Detector keep the last entities object's answers; an equal tuple gets the same, another set its
+    own, and a verdict's number for a set of entities is never given to another set, even once forgotten."""
+    hiv, la = engine.entities_of(SanitizePolicy(entities=("HIV", "Los Angeles"), alpha=1.5))
+    conj = (frozenset({"clinic"}),)
+    measure = engine.measure
+    first = measure.verdict(conj, (hiv,), 1.5)
+    other = measure.verdict(conj, (la,), 1.5)
+    assert first.entity == hiv and other.entity == la
+    assert measure.verdict(conj, tuple([hiv]), 1.5) == first  # an equal set in another tuple
+    assert measure.verdict(conj, [la], 1.5) == other  # a list: not kept by identity, still by value
+    measure._entity_sets.clear()  # forgotten (as after reloads): numbers are not given again
+    assert measure.verdict(conj, tuple([la]), 1.5).entity == la
+    assert measure.verdict(conj, tuple([hiv]), 1.5).entity == hiv
+    derived = engine.detector._derived
+    mine = derived.of((hiv,), 1.5)
+    assert derived.of(tuple([hiv]), 1.5) is mine and derived.of((la,), 1.5) is not mine
+    assert derived.of((hiv,), 2.0) is not mine  # alpha too
+    mine["x"] = None  # type: ignore[index]
+    derived.max_keys, before = 0, derived.max_keys
+    try:
+        assert derived.of((hiv,), 1.5) is not mine  # a full table is started again, as without the shortcut
+    finally:
+        derived.max_keys = before
+
+
+def test_max_count_is_the_fewest_documents_of_a_conjunct(engine: Engine) -> None:
+    bound = engine._clean
+    assert bound is not None
+    df = engine.knowledge.df  # type: ignore[attr-defined]
+    pairs = [("clinic", "garden"), ("hiv", "zzzznotaword"), ("budget", "meeting")]
+    for a, b in pairs:
+        expected = min(df(a), df(b))
+        assert bound.max_count((frozenset({a}), frozenset({b}))) == expected
+        assert bound.max_count((frozenset({a}), frozenset({b}))) == expected  # and again, from what it kept
+    assert bound.max_count((frozenset({"clinic", "garden"}), frozenset({"budget"}))) == min(
+        df("clinic") + df("garden"), df("budget")
+    )
+    assert bound.max_count(()) == 0

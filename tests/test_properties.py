@@ -99,6 +99,7 @@ _WORD_PLAIN = re.compile(
     st.lists(st.sampled_from(["H", "iv", "é", "ß", "٣", "4", ".", "-", "'", "\u2019", "\u00ad", "_", " ", ",", "/"]))
 )
 @example(["H", ".", "iv", ".", " ", "H", ".", "4", "iv", "-", " ", "é", "\u00ad", "ß", "'", " ", "٣", ",", "4", "/"])
+@example(["iv", "-", "'", "-", "\u00ad", "H", "-", "-", "-", " ", "é", "'", "\u2019", "_", "iv", "-", "-", "4", "-"])
 @settings(max_examples=300)
 def test_words_are_the_plain_rule(pieces: list[str]) -> None:
     text = "".join(pieces)

@@ -217,6 +217,11 @@ class Detector:
         paragraphs: dict[int, list[str]] = {}
         paragraph = paragraph_of(st.text)
         for key, occs in st.by_key.items():
+            if len(occs) == 1:  # most keys occur once: no set of their sentences and paragraphs to build
+                o = occs[0]
+                sentences.setdefault(o.sentence, []).append(key)
+                paragraphs.setdefault(paragraph(o.start), []).append(key)
+                continue
             for s in {o.sentence for o in occs}:
                 sentences.setdefault(s, []).append(key)
             for p in {paragraph(o.start) for o in occs}:
@@ -462,10 +467,14 @@ def _wordlike(surface: str) -> bool:
 def paragraph_of(text: str) -> Callable[[int], int]:
     """Offset -> index of its paragraph (a line: mail and K's own paragraphs are lines)."""
     breaks = [m.start() for m in _PARAGRAPH_BREAK.finditer(text)]
-    return lambda pos: bisect.bisect_right(breaks, pos)
+    # A partial of bisect is called in C: asked of every occurrence of a text, once or twice a round, a lambda's
+    # frame cost more than the search.
+    return functools.partial(bisect.bisect_right, breaks)
 
 
 def surface_of(tokens: Sequence[Token], occ: TermOccurrence) -> str:
+    if occ.n_tokens == 1:  # most terms are one word (asked for every key of every round)
+        return tokens[occ.first_token].text
     return " ".join(t.text for t in tokens[occ.first_token : occ.first_token + occ.n_tokens])
 
 
@@ -482,14 +491,22 @@ class _PerPolicy(Generic[_K, _V]):
     def __init__(self, max_keys: int = 20_000) -> None:  # per entity set and alpha; then started again
         self.max_keys = max_keys
         self._by: dict[tuple[tuple[Entity, ...], float], dict[_K, _V]] = {}
+        self._last: tuple[Sequence[Entity], float, dict[_K, _V]] | None = None
 
     def of(self, entities: Sequence[Entity], alpha: float) -> dict[_K, _V]:
+        # Asked for every key of a text (``derived``), with the same entities object all through a text: the
+        # last answer is kept for it, as hashing the entities (a dataclass's hash each) cost more than the rest.
+        last = self._last
+        if last is not None and last[0] is entities and last[1] == alpha and len(last[2]) <= self.max_keys:
+            return last[2]
         key = (tuple(entities), alpha)
         found = self._by.get(key)
         if found is None or len(found) > self.max_keys:
             if len(self._by) >= 16:
                 self._by.clear()
             found = self._by[key] = {}
+        if isinstance(entities, tuple):  # immutable: its identity stands for its value
+            self._last = (entities, alpha, found)
         return found
 
 
@@ -525,12 +542,18 @@ class _SafeGroups:
     def __init__(self, max_groups: int = 20_000) -> None:  # per entity set and alpha; then started again
         self.max_groups = max_groups
         self._by: dict[tuple[tuple[Entity, ...], float], set[str]] = {}
+        self._last: tuple[Sequence[Entity], float, set[str]] | None = None
 
     def of(self, entities: Sequence[Entity], alpha: float) -> set[str]:
+        last = self._last  # the same entities object all through a text, as in _PerPolicy.of
+        if last is not None and last[0] is entities and last[1] == alpha and len(last[2]) <= self.max_groups:
+            return last[2]
         key = (tuple(entities), alpha)
         groups = self._by.get(key)
         if groups is None or len(groups) > self.max_groups:
             if len(self._by) >= 16:
                 self._by.clear()
             groups = self._by[key] = set()
+        if isinstance(entities, tuple):  # immutable: its identity stands for its value
+            self._last = (entities, alpha, groups)
         return groups

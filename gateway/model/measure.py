@@ -53,6 +53,10 @@ class BoundedCache(Generic[K, V]):
         self._data: dict[K, V] = {}
         self._lock = threading.Lock()
 
+    def peek(self, key: K) -> V | None:
+        """The value kept for ``key``, if any: a hit without building the caller's ``compute``."""
+        return self._data.get(key)
+
     def get(self, key: K, compute: Callable[[K], V]) -> V:
         found = self._data.get(key)
         if found is not None:
@@ -119,22 +123,53 @@ class Measure:
         self._bound = bound
         self._counts: BoundedCache[str, int] = BoundedCache(COUNT_CACHE)
         self._ics: BoundedCache[str, float] = BoundedCache(IC_CACHE)
-        self._verdicts: BoundedCache[tuple[str, tuple[Entity, ...], float], Verdict] = BoundedCache(VERDICT_CACHE)
+        self._verdicts: BoundedCache[tuple[str, int, float], Verdict] = BoundedCache(VERDICT_CACHE)
+        self._entity_sets: dict[tuple[Entity, ...], int] = {}
+        self._numbers = itertools.count()
+        self._last_set: tuple[Sequence[Entity], int] | None = None
 
     @property
     def min_support(self) -> int:
         return self.estimator.min_support
 
+    # Each of these is asked about a thousand times a message, nearly always of a kept answer: a hit is read
+    # first (``peek``), and the closure that computes a miss is built only for a miss.
     def count(self, conjuncts: Conjuncts) -> int:
-        return self._counts.get(compact(conjuncts), lambda _k: self.knowledge.count(conjuncts))
+        key = compact(conjuncts)
+        found = self._counts.peek(key)
+        if found is not None:
+            return found
+        return self._counts.get(key, lambda _k: self.knowledge.count(conjuncts))
 
     def ic(self, key: str) -> float:
+        found = self._ics.peek(key)
+        if found is not None:
+            return found
         return self._ics.get(key, lambda k: self.estimator.ic(self.knowledge, self.count((frozenset({k}),))))
 
     def verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> Verdict:
-        return self._verdicts.get(
-            (compact(conjuncts), tuple(entities), alpha), lambda _k: self._verdict(conjuncts, entities, alpha)
-        )
+        key = (compact(conjuncts), self._entity_set(entities), alpha)
+        found = self._verdicts.peek(key)
+        if found is not None:
+            return found
+        return self._verdicts.get(key, lambda _k: self._verdict(conjuncts, entities, alpha))
+
+    def _entity_set(self, entities: Sequence[Entity]) -> int:
+        """A number for a set of entities, never given to another: a verdict's key. Hashing the entities (a
+        dataclass's hash each) for every verdict asked cost more than the rest of a kept verdict's lookup, and
+        a text asks with the same entities object all through its rounds."""
+        last = self._last_set
+        if last is not None and last[0] is entities:
+            return last[1]
+        value = tuple(entities)
+        number = self._entity_sets.get(value)
+        if number is None:
+            if len(self._entity_sets) >= 64:  # policies come and go with reloads; numbers are not reused
+                self._entity_sets.clear()
+            number = self._entity_sets[value] = next(self._numbers)
+        if isinstance(entities, tuple):  # immutable: its identity stands for its value
+            self._last_set = (entities, number)
+        return number
 
     def _verdict(self, conjuncts: Conjuncts, entities: Sequence[Entity], alpha: float) -> Verdict:
         known = None

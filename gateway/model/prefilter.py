@@ -86,6 +86,8 @@ class CleanTextFilter:
         self._df: npt.NDArray[np.uint32] | None = None
         self._tables: dict[tuple[tuple[Entity, ...], float], _PolicyTable] = {}
         self._ids: dict[str, int] = {}
+        self._dfs: dict[str, int] = {}  # key -> n(t) (0 when K lacks it), for max_count
+        self._last: tuple[Sequence[Entity], float, _PolicyTable] | None = None  # _table's last answer
         self._floor_ids: dict[tuple[tuple[Entity, ...], float, float], dict[str, int]] = {}  # _at_floor
         self._lock = threading.Lock()
 
@@ -94,9 +96,16 @@ class CleanTextFilter:
         return self._table(entities, alpha).ratios
 
     def _table(self, entities: Sequence[Entity], alpha: float) -> _PolicyTable:
+        # Asked for each term and group a text's rounds count, with the same entities object all through a text:
+        # the last answer is kept for it (hashing the entities, a dataclass's hash each, cost more than the rest).
+        last = self._last
+        if last is not None and last[0] is entities and last[1] == alpha:
+            return last[2]
         cache_key = (tuple(entities), alpha)
         found = self._tables.get(cache_key)
         if found is not None:
+            if isinstance(entities, tuple):  # immutable: its identity stands for its value
+                self._last = (entities, alpha, found)
             return found
         with self._lock:
             found = self._tables.get(cache_key)
@@ -105,6 +114,8 @@ class CleanTextFilter:
                 if len(self._tables) >= 16:  # policies come and go with reloads
                     self._tables.clear()
                 self._tables[cache_key] = found
+        if isinstance(entities, tuple):  # immutable: its identity stands for its value
+            self._last = (entities, alpha, found)
         return found
 
     def _frequencies(self) -> npt.NDArray[np.uint32]:
@@ -237,8 +248,23 @@ class CleanTextFilter:
 
     def max_count(self, conjuncts: Sequence[Collection[str]]) -> int:
         """An upper bound on the documents holding every conjunct: the fewest any one conjunct is in."""
-        df = self._frequencies()
-        return min((sum(int(df[i]) for k in alts if (i := self._id(k)) >= 0) for alts in conjuncts), default=0)
+        # Asked of every pair of every unit a round judges: each key's count is kept as an int, so that a
+        # pair costs two dict lookups rather than two ids, two array reads and their conversions.
+        dfs = self._dfs
+        fewest = -1
+        for alternatives in conjuncts:
+            n = 0
+            for k in alternatives:
+                d = dfs.get(k)
+                if d is None:
+                    i = self._id(k)
+                    d = int(self._frequencies()[i]) if i >= 0 else 0
+                    if len(dfs) < _MAX_IDS:
+                        dfs[k] = d
+                n += d
+            if fewest < 0 or n < fewest:
+                fewest = n
+        return max(fewest, 0)
 
     def within_budget(self, terms: Iterable[tuple[str, int]], policy: SanitizePolicy, entities: Sequence[Entity],
                       *, allow: Collection[str], joined: Collection[str] = ()) -> bool:  # fmt: skip

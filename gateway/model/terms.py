@@ -57,10 +57,14 @@ STOPWORDS: frozenset[str] = frozenset(
 # invisible characters a reader does not see: "H\u00adIV" is one word), then
 # numbers. A dot inside a word ends it: "mail.example.com" is three words; so
 # does an underscore ("HIV_results.txt" names HIV). Every alternative opens with a letter or a digit, written
-# as one character set before them so that the regex engine skips to the next word in C.
+# as one character set before them so that the regex engine skips to the next word in C. A word runs on over
+# letters and digits, and over connectors (hyphens, apostrophes, invisibles) only where a letter or digit
+# follows them: the longest run of both that ends in a letter or digit, read a run of each class at a time
+# (one alternation a character, then a step back over trailing connectors, took a third longer).
+_CONNECTOR = rf"[\-'\u2019{INVISIBLE_CLASS}]"
 _WORD = re.compile(
     rf"[^\W_](?:(?<=[^\W\d_])(?:\.(?:[^\W\d_]\.)+"
-    rf"|(?:[^\W_]|[\-'\u2019{INVISIBLE_CLASS}])*(?<![\-'\u2019{INVISIBLE_CLASS}]))"
+    rf"|[^\W_]*(?:{_CONNECTOR}+[^\W_]+)*)"
     r"|(?<=\d)[\w.,:/\-]*)",
     re.UNICODE,
 )

@@ -109,6 +109,27 @@ class _IndexedMessage(Message):
             return failobj
         return self.policy.header_fetch_parse(*found)
 
+    _params: dict[str, object] | None = None
+
+    def _get_params_preserve(self, failobj: object, header: str) -> object:
+        """The library's parameter list of a header value, parsed once: the walk asks a part's Content-Type for
+        its parameters, its file name, its name and its charset, and the library parses the value for each."""
+        value = self.get(header, _NO_HEADER)
+        if value is _NO_HEADER:
+            return failobj
+        if not isinstance(value, str):  # a value with 8-bit bytes comes as a Header, which is not hashable
+            return super()._get_params_preserve(failobj, header)  # type: ignore[misc]
+        cache = self._params
+        if cache is None:
+            cache = self._params = {}
+        found = cache.get(value)
+        if found is None:
+            found = cache[value] = super()._get_params_preserve(failobj, header)  # type: ignore[misc]
+        return found
+
+
+_NO_HEADER = object()
+
 
 def parse_mail(data: bytes, *, indexed: bool = True) -> Message:
     """The output as the verifier reads it (compat32, lenient); ``indexed=False``: the library's plain class."""
