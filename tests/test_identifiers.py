@@ -679,3 +679,9 @@ def test_iso_dates_and_timestamps_are_dates_that_keep_their_year(analyzer: Analy
     assert found(analyzer, text) == {date: "DATE"}
     out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
     assert date not in out and date[:4] in out and not any(p in out for p in ("03-05", "12-23", "03/05", ":"))
+
+
+@pytest.mark.parametrize("text", ["Anyone tried this board?", "Something is off with the clock.", "Everyone agreed."])
+def test_an_indefinite_pronoun_opening_a_sentence_is_no_name(analyzer: Analyzer, text: str) -> None:
+    # Not in WordNet (nouns, verbs, adjectives and adverbs only), so it was an unknown capitalised word: a PERSON.
+    assert found(analyzer, text) == {}

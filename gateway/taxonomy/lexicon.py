@@ -22,6 +22,9 @@ _FUNCTION_WORDS = frozenset(
     "except inside outside through throughout toward towards via per and or but nor so yet the a an no not "
     "yes any each every either neither both all some such there here then than thus hence however moreover "
     "furthermore nevertheless nonetheless therefore accordingly also too very "
+    # Indefinite pronouns: "Anyone tried this?", "Something is off" open as many sentences as names do.
+    "anyone anybody anything anywhere someone somebody something somewhere everyone everybody everything "
+    "everywhere noone nobody nothing nowhere whichever wherever whoever whatever whenever "
     # Days and months name dates (found as dates), not people.
     "monday tuesday wednesday thursday friday saturday sunday mon tue tues wed thu thur thurs fri sat sun "
     "january february march april may june july august september october november december jan feb mar apr jun "
