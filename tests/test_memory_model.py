@@ -237,3 +237,39 @@ def test_the_front_s_folded_memories_keep_that_c_was_named_for_its_thread_only()
         for m in (first, grown, Memory.of(rows, thread=thread)):
             assert (named_marker("HIV") in m.terms) is named and "clinic" in m.terms
         assert grown.terms == Memory.of(rows, thread=thread).terms
+
+
+# A list's trace header: "abuse" is risky for substance abuse on its own; a remembered "transmitted" makes its
+# generalization "treat" risky in a pair (K: "treat" and "transmitted" together reach the line for an entity).
+US_MEDICAL = SanitizePolicy(entities=("HIV", "sexually transmitted disease", "substance abuse"), alpha=1.5)
+TRACE = (
+    "Re: [USRP-users] Segmentation fault when calling usrp->get_device()->get_tree()->access<bool>\n\n"
+    "This header was added to track abuse, please include it with any abuse report"
+)
+
+
+def test_the_memory_starts_from_what_the_message_alone_decides(engine: Engine) -> None:
+    alone = engine.sanitize(TRACE, US_MEDICAL)
+    with_memory = engine.sanitize(TRACE, US_MEDICAL, disclosed=("transmitted",))
+    assert [(d.term, d.replacement) for d in alone.decisions] == [("abuse", "treat")]
+    # The text's own decisions stand, unchanged and not blamed on the memory (judged in one pass, "abuse" went
+    # to "interact" as a decision of the memory's and the text's own "treat" was never recorded) ...
+    assert with_memory.decisions[: len(alone.decisions)] == alone.decisions
+    # ... and the memory takes it from there: the "treat" the text's rounds wrote is judged as the sense it stands
+    # for, which a remembered term makes risky; its decision is the memory's and names that term.
+    (more,) = with_memory.decisions[len(alone.decisions) :]
+    assert (more.term, more.reason, more.earlier) == ("treat", "stream", ("transmitted",))
+    assert "treat" not in with_memory.text and "abuse" not in with_memory.text
+
+
+def test_with_a_memory_a_message_lowers_at_least_what_it_lowers_alone(engine: Engine) -> None:
+    from archive import archive_texts
+
+    memory: list[str] = []
+    for text in [*archive_texts(12, chars=3000), FIRST, LATER, TRACE]:
+        alone = engine.sanitize(text, US_MEDICAL)
+        with_memory = engine.sanitize(text, US_MEDICAL, disclosed=(*dict.fromkeys(memory), "transmitted"))
+        assert with_memory.decisions[: len(alone.decisions)] == alone.decisions
+        lowered = {span for d in with_memory.decisions for span in d.spans}
+        assert all(span in lowered for d in alone.decisions for span in d.spans)
+        memory += disclosed_terms(engine, with_memory.text, US_MEDICAL)

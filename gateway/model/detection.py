@@ -16,7 +16,7 @@ import functools
 import itertools
 import operator
 import re
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -240,7 +240,7 @@ class Detector:
             if seen in plain and risky.isdisjoint(seen):
                 continue  # its members are the safe ones found to form no risky group (GroupMemo.plain)
             for attempt in range(4 * policy.group_candidates):  # each pass generalizes one member
-                own = self._group_members(sent_keys, st.risky, st.safe, policy)
+                own = self._group_members(sent_keys, st.risky, st.safe, policy, st.written, st.entities)
                 if not own or (len(own) < 2 and not remembered):
                     break  # no group holds fewer than two members, nor only remembered ones (_first_risky_group)
                 unit = st.memo.unit_key(own)
@@ -311,8 +311,11 @@ class Detector:
         risky: dict[str, Risky],
         safe: dict[str, Verdict],
         policy: SanitizePolicy,
+        written: Mapping[str, frozenset[str]] | None = None,
+        entities: Sequence[Entity] = (),
     ) -> dict[str, tuple[frozenset[str], float]]:
-        """Terms of a sentence as they will read after this round, with their ratio."""
+        """Terms of a sentence as they will read after this round, with their ratio (a word an earlier round wrote
+        as a generalization, in ``written``, as the sense it stands for)."""
         cands: list[tuple[float, str, frozenset[str]]] = []
         for key in sent_keys:
             if key in risky:
@@ -323,6 +326,9 @@ class Detector:
                 accepted = [s for s in r.steps if s.accepted]
                 ratio = (accepted[-1].pmi or 0.0) / (accepted[-1].threshold or 1.0) if accepted else 0.0
                 keys = self.generalizer.keys_of(cur)
+            elif written and key in written and key in safe:
+                keys = written[key]
+                ratio = self.measure.verdict((keys,), entities, policy.alpha).ratio
             elif key in safe:
                 ratio = safe[key].ratio
                 keys = frozenset({key})
@@ -433,6 +439,9 @@ class RoundState:
     redact: bool = False
     remembered: Members = field(default_factory=dict)
     memo: GroupMemo = field(default_factory=GroupMemo)
+    # Words the text's earlier rounds wrote as generalizations, each with the keys of what it stands for (all
+    # lexicalizations of its sense, as the round that chose it judged it): the memory's rounds judge them so.
+    written: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,9 @@ Beyond the paper:
   * a stream's memory: ``disclosed`` keys (what earlier messages of the same
     stream let through, gateway/model/memory.py) join every sentence's groups,
     so a group spanning messages is judged too; only the new text's member is
-    ever changed;
+    ever changed. The text is settled alone first and the memory's rounds start
+    from that output, so a message with a memory lowers at least what it lowers
+    alone;
   * rounds: the rewritten text is checked again, so a replacement that forms a
     new risky group is caught; the policy's last round, and any after it,
     redacts what it finds until the engine's own check finds nothing: the
@@ -240,44 +242,67 @@ class Engine:
         # Every key flagged so far (and by earlier policies): never written back, and
         # redacted wherever a later round still finds it, so the pipeline's check passes.
         flagged: set[str] = set(avoid)
+        # What each generalization written so far stands for (its sense's lexicalizations, by the key it reads as).
+        written: dict[str, frozenset[str]] = {}
         rounds = 0
-        while True:
-            rounds += 1
-            # A round that still finds something is followed by another. After the policy's
-            # rounds (and a few more that still generalize: a redaction is the costliest answer),
-            # each round redacts what it finds: it removes at least one term, so the loop ends,
-            # and it ends clean.
-            redacting = rounds >= policy.max_rounds + EXTRA_GENERALIZING_ROUNDS and rounds > 1
-            if rounds > policy.max_rounds + MAX_SETTLING_ROUNDS:
-                break
-            edits, found = self._round(
-                current,
-                policy,
-                entities,
-                force_redact=redacting,
-                keys_out=original_keys if rounds == 1 else None,
-                avoid=flagged,
-                disclosed=disclosed,
-                memo=memo if self.incremental else self.reader.text_memo(policy, entities),
-                first=rounds == 1,
-                named=(thread_named, text_named),
-                thread_signature=thread_signature,
-            )
-            if not found:
-                break
-            rewritten = apply_edits(current, edits)
-            for d in found:
-                spans = tuple(_to_original(rewrites, s) for s in d.spans)
-                decisions.append(replace(d, spans=tuple(sorted(set(spans)))))
-                flagged.add(d.term)
-            composed = compose(composed, current, rewritten.edits)
-            rewrites.append(rewritten)
-            current = rewritten.text
-            if agree := agree_articles(rewritten):
-                fixed = apply_edits(current, agree)
-                composed = compose(composed, current, fixed.edits)
-                rewrites.append(fixed)
-                current = fixed.text
+
+        def settle(remembering: bool) -> None:
+            """Rounds until one finds nothing: the text alone, or (``remembering``) with the stream's memory."""
+            nonlocal current, composed, rounds
+            phase_rounds = 0
+            while True:
+                rounds += 1
+                phase_rounds += 1
+                # A round that still finds something is followed by another. After the policy's
+                # rounds (and a few more that still generalize: a redaction is the costliest answer),
+                # each round redacts what it finds: it removes at least one term, so the loop ends,
+                # and it ends clean.
+                redacting = phase_rounds >= policy.max_rounds + EXTRA_GENERALIZING_ROUNDS and phase_rounds > 1
+                if phase_rounds > policy.max_rounds + MAX_SETTLING_ROUNDS:
+                    break
+                edits, found = self._round(
+                    current,
+                    policy,
+                    entities,
+                    force_redact=redacting,
+                    keys_out=original_keys if rounds == 1 else None,
+                    avoid=flagged,
+                    disclosed=disclosed if remembering else (),
+                    memo=memo if self.incremental else self.reader.text_memo(policy, entities),
+                    first=rounds == 1,
+                    # c's signature is read from the text as it came: by the first round, and again (with the
+                    # thread's) by the first round that judges with the memory.
+                    signature_from=original_keys if phase_rounds == 1 else None,
+                    named=(thread_named if remembering else (), text_named),
+                    thread_signature=thread_signature if remembering else None,
+                    # The memory's rounds read what the text's own rounds wrote as it was judged then: as its sense.
+                    written=written if remembering else None,
+                    written_out=written,
+                )
+                if not found:
+                    break
+                rewritten = apply_edits(current, edits)
+                for d in found:
+                    spans = tuple(_to_original(rewrites, s) for s in d.spans)
+                    decisions.append(replace(d, spans=tuple(sorted(set(spans)))))
+                    flagged.add(d.term)
+                composed = compose(composed, current, rewritten.edits)
+                rewrites.append(rewritten)
+                current = rewritten.text
+                if agree := agree_articles(rewritten):
+                    fixed = apply_edits(current, agree)
+                    composed = compose(composed, current, fixed.edits)
+                    rewrites.append(fixed)
+                    current = fixed.text
+
+        # The memory only makes a message stricter: the text is first settled as it would be alone, and the
+        # memory's rounds then start from that output. Judged in one pass, a group the memory made risky could
+        # take a weaker member out of a group of the text's own and leave its strongest member standing
+        # ("Orthodoxy" let through in a thread about Orthodox Judaism, which the message alone redacted).
+        remembering = bool(disclosed or thread_named)
+        settle(remembering=False)
+        if remembering:
+            settle(remembering=True)
         tidy = tidy_markers(current)
         if tidy:
             rewritten = apply_edits(current, tidy)
@@ -358,8 +383,11 @@ class Engine:
         disclosed: Collection[str] = (),
         memo: TextMemo | None = None,
         first: bool = False,
+        signature_from: Collection[str] | None = None,
         named: tuple[Collection[str], set[str]] = ((), set()),
         thread_signature: Mapping[str, Collection[str]] | None = None,
+        written: Mapping[str, frozenset[str]] | None = None,
+        written_out: dict[str, frozenset[str]] | None = None,
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
         memo = memo or self.reader.text_memo(policy, entities)
@@ -383,7 +411,8 @@ class Engine:
             # Groups are judged in every round; in a redacting round their members are redacted.
             remembered = self.detector.remembered(disclosed, by_key, entities, policy)
             self.detector.groups(RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
-                                            redact=redact_all, remembered=remembered, memo=memo.groups))  # fmt: skip
+                                            redact=redact_all, remembered=remembered, memo=memo.groups,
+                                            written=written or {}))  # fmt: skip
         if policy.mode != "redact":  # weak clues that add up over a paragraph (evidence.py); it never redacts
             stream = disclosed if policy.stream_evidence else ()
             # A text that names c (in any round: later rounds no longer hold the name) is about c.
@@ -393,13 +422,18 @@ class Engine:
             self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
                                  disclosed=stream, named=set(thread_named) | text_named,
                                  thread_named=set(thread_named) - text_named, thread_signature=thread_signature,
-                                 surface=lambda k: surface_of(tokens, by_key[k][0]), first=first)  # fmt: skip
+                                 surface=lambda k: surface_of(tokens, by_key[k][0]),
+                                 signature_from=signature_from)  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and (
                 self.generalizer.keys_of(cur) & forbidden or self.generalizer.shows_replaced(cur)
             ):
                 self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
         edits, decisions = self._edits(text, tokens, by_key, risky)
+        if written_out is not None:
+            for r in risky.values():
+                if (cur := r.current) is not None and not is_omitted(cur):
+                    written_out[self.key(cur.term)] = self.generalizer.keys_of(cur)
         if first and policy.coarsen_facts:  # the text around c's name still names it by rank and size (facts.py)
             self._facts(text, by_key, risky, entities, edits, decisions)
         return edits, decisions

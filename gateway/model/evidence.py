@@ -178,19 +178,19 @@ class Accumulator:
         thread_named: Collection[str] = (),
         thread_signature: Mapping[str, Collection[str]] | None = None,
         surface: Callable[[str], str] = lambda k: k,
-        first: bool = False,
+        signature_from: Collection[str] | None = None,
     ) -> None:
         """Lower the strongest clues of every unit that is over its budget (adds to ``risky``)."""
         if policy.evidence_budget <= 0 or not entities:
             return
         about = self.about(entities, policy, named)
-        if first:
-            # c's signature in this text (second order, related.py): read from the text as it came, once; with
-            # the signature its thread's earlier messages had (the memory's, memory.py).
+        if signature_from is not None:
+            # c's signature in this text (second order, related.py): read from the text as it came (its keys,
+            # ``signature_from``); with the signature its thread's earlier messages had (the memory's, memory.py).
             lines = [self.second_order.share * e.ic / policy.alpha for e in entities]
             names_of = {k for e in entities for k in e.keys}
             self.second_order.read({
-                entities[i]: [k for k in by_key if k not in names_of
+                entities[i]: [k for k in dict.fromkeys(signature_from) if k not in names_of
                               and self.pmis(frozenset({k}), entities)[i] >= lines[i]]
                 for i in about
             }, thread_signature)  # fmt: skip
