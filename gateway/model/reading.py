@@ -43,6 +43,11 @@ class Reader:
         self._recent: tuple[_Reading, ...] = ()
 
     def key(self, text: str) -> str:
+        # Asked for every allowed, denied and generalized term of every round: a kept key is read without
+        # building the closure that computes a missing one.
+        found = self._keys.peek(text)
+        if found is not None:
+            return found
         return self._keys.get(text, lambda t: key_of(t, self._lemmatize))
 
     @property
