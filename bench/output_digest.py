@@ -1,6 +1,6 @@
 """A digest of every output of a worker on archive messages, to show that a speed change changed no output.
 
-    nice -n 5 .venv/bin/python bench/output_digest.py [--limit 300] OUT
+    nice -n 5 .venv/bin/python bench/output_digest.py [--limit 300] [--identifiers safe-harbor] OUT
     PYTHONPATH=/path/to/other/tree nice -n 5 .venv/bin/python /path/to/other/tree/bench/output_digest.py OUT2
     diff OUT OUT2
 
@@ -11,7 +11,8 @@ digests of the output bytes, the decisions (every field, with the earlier messag
 notes, utility and hold cause, and the terms the memory keeps. What varies from run to run whatever the
 code is normalized first: the MIME boundaries the generator draws, the time the bench's DOCX was built
 (and the zip entries' times of a rebuilt one: entries are compared by content), and a rebuilt PDF's dates
-and ids (pages are compared by their content streams).
+and ids (pages are compared by their content streams). ``--identifiers KINDS`` (comma-separated, as a policy's
+``identifiers``) adds those kinds to the bench's policy, so that the identifier pass runs before the engine.
 """
 
 from __future__ import annotations
@@ -79,9 +80,15 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("out", type=Path)
     ap.add_argument("--limit", type=int, default=300)
+    ap.add_argument("--identifiers", default="", help="identifier kinds for the policy, e.g. safe-harbor or all")
     args = ap.parse_args()
     messages = [(s, _LINE_ENDS.sub(b"\r\n", d)) for s, d in load_messages(args.limit, random.Random(11))]
-    cfg = load_config(config(Path(tempfile.mkdtemp()), 2525, True))
+    path = config(Path(tempfile.mkdtemp()), 2525, True)
+    if args.identifiers:
+        kinds = ", ".join(f'"{k.strip()}"' for k in args.identifiers.split(","))
+        text = path.read_text()
+        path.write_text(text.replace("[policies.us-medical]\n", f"[policies.us-medical]\nidentifiers = [{kinds}]\n", 1))
+    cfg = load_config(path)
     store = open_store(cfg.store)
     worker.init_worker(cfg.engine)
     lines = []

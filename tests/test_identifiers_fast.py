@@ -361,3 +361,80 @@ def test_identifier_edits_are_what_compose_gives_back(analyzer: Analyzer) -> Non
         assert compose(base, found.text, []) == base
         edited += bool(base)
     assert edited > 50
+
+
+# Patterns scanned from a rarer character every match holds (patterns._hinted), with how far before it a match may
+# start: each is compared with its full scan.
+HINTED = [
+    (P._IPV6, P._IPV6_HINT, {"back": 4}),
+    (P._MAC, P._MAC_HINT, {"back": 2}),
+    (P._CASE_NUMBER, P._CASE_NUMBER_HINT, {"back": 6}),
+    (P._MIXED_CODE, P._MIXED_CODE_HINT, {"run": P._CODE_CHARS}),
+]
+HINT_EDGES = [
+    "abcd:ef01:2345:6789:abcd:ef01:2345:6789, 2001:db8:85a3:0:0:8a2e:370:7334 and 1:2:3, f:ab:cd, :12:, x12:34:56",
+    "at 12:30:45 then ffff:1:2:3:4 and 12ab:cd:: or abc:de (one group), dead:beef:cafe:f00d::1 fe80::1ff:fe23:4567",
+    "MAC 00:1A:2b:3C:4d:5E, 00-1a-2b-3c-4d-5e, a0:b1:c2:d3:e4:f5:a6, ab:cd:ef:ab:cd:ef:11:22:33:44:55",
+    "xab:cd:ef:01:23:45 (a letter before), 0a:1b:2c:3d:4e:5f",
+    "cafe-ba-be-de-ad-00 ab-cd-ef-12-34 12:34:56:78:9a:bc:de and 1-23-45-67-89-ab-cd",
+    "123456/2003 first (six digits before its hint), case no. 10424/05, 123456/2003, 1234/20, 120/80",
+    "99999/12/3, a1234/56, /1234/56 and 1234567/89 12345/678",
+    "SN 58823-AX, X310-B200-2, AB-12, ABCDEFGH-1, 1-2-3-4-5-6, TX-RX, B210-x, UHD_4.1.0.4-0-g25d617ca, -A1-B2-",
+    "aB-1234, ÄB-12345, USRP-N310-XG and AB12-CD34-EF56 then ZZZZZZZZZZZZZZZZZZZZ9-1",
+]
+
+
+def _hinted_spans(pattern: re.Pattern[str], hint: re.Pattern[str], text: str, how: dict[str, object]) -> list:
+    return [m.span() for m in P._hinted(pattern, hint, text, **how)]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("text", HINT_EDGES)
+def test_a_hinted_scan_finds_what_the_full_scan_finds(text: str) -> None:
+    for pattern, hint, how in HINTED:
+        assert _hinted_spans(pattern, hint, text, how) == [m.span() for m in pattern.finditer(text)]
+        for m in pattern.finditer(text):
+            assert hint.search(m.group()) or hint.search(text, m.start(), m.end())  # the hint is inside the match
+
+
+def test_the_hint_edges_are_exercised() -> None:
+    text = "\n".join(HINT_EDGES)
+    for pattern, _hint, _how in HINTED:
+        assert len(pattern.findall(text)) >= 3, pattern.pattern
+    # A match that starts as far before its hint as allowed: an IPv6 group of four, a six-digit case number.
+    assert P._IPV6.match(HINT_EDGES[0]) and P._CASE_NUMBER.search("x 123456/2003").span() == (2, 13)
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_hinted_scans_on_archive_texts() -> None:
+    found = 0
+    for text in archive_texts(300, chars=20_000):
+        for pattern, hint, how in HINTED:
+            want = [m.span() for m in pattern.finditer(text)]
+            assert _hinted_spans(pattern, hint, text, how) == want
+            found += len(want)
+    assert found > 50
+
+
+AGES = [
+    "Age: 45, aged 93, age of 7, Aged 101, page 12, Page 3, stage 4, AGE 50, agE 3, age123, a ge 4, sage 9",
+    "the patient (age 88) and a wage 45; image 3; Age\t:  67 years; ages 5 and age  \n 12; xage 5 age-5",
+]
+
+
+@pytest.mark.parametrize("text", AGES)
+def test_the_age_scan_from_ge_finds_what_its_definition_finds(text: str) -> None:
+    fast = [((m.start() - 1, m.end()), m.group("a")) for m in P._AGE_AT_GE.finditer(text)]
+    assert fast == [(m.span(), m.group("a")) for m in P._AGE_WORD.finditer(text)]
+    assert len(fast) >= 3
+
+
+def test_names_of_some_kinds_are_the_names_of_those_kinds(wordnet: WordNet) -> None:
+    recognizer = NameRecognizer(WordNetLexicon(wordnet))
+    texts = [LETTER]
+    if ARCHIVE.exists():
+        texts += archive_texts(60, chars=20_000)
+    every = [list(recognizer(text)) for text in texts]
+    assert {"PERSON", "ORG", "LOC", "MISC"} <= {f.kind for found in every for f in found}
+    for kinds in (SAFE_HARBOR, frozenset({"ORG", "MISC"}), frozenset({"PERSON"})):
+        for text, found in zip(texts, every, strict=True):
+            assert list(recognizer(text, kinds)) == [f for f in found if f.kind in kinds]

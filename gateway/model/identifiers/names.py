@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Literal, Protocol
 
 from gateway.model.identifiers import kinds as K
@@ -163,7 +163,8 @@ class NameRecognizer:
         # of anyone's mail; the least recently read line goes first.
         self._lines: dict[bytes, tuple[_LineFinding, ...]] = {}
 
-    def __call__(self, text: str) -> Iterator[Finding]:
+    def __call__(self, text: str, kinds: Collection[str] | None = None) -> Iterator[Finding]:
+        """The names of a text; ``kinds``: only those of these kinds (the others are not even built)."""
         # A name never spans lines and is judged by its own line, but for one thing: a signature's name
         # follows a closing ("Regards,") on the line before. So each line is read on its own, with that bit.
         found: list[Finding] = []
@@ -182,10 +183,12 @@ class NameRecognizer:
                 and (_CLOSINGS.search(text, max(0, s - 60), s) is not None)
             )
             for a, b, kind, source, score in self._line(line, closing):
-                found.append(Finding(start=start + a, end=start + b, kind=kind, text=text[start + a : start + b],
-                                     score=score, source=source))  # fmt: skip
+                if kinds is None or kind in kinds:
+                    found.append(Finding(start=start + a, end=start + b, kind=kind, text=text[start + a : start + b],
+                                         score=score, source=source))  # fmt: skip
         yield from found
-        yield from self._mentions(text, found)
+        if kinds is None or K.PERSON in kinds:  # every other mention is a person's, of a person found here
+            yield from self._mentions(text, found)
 
     def _line(self, line: str, closing: bool) -> tuple[_LineFinding, ...]:
         if not self._cache_lines:

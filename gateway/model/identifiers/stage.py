@@ -93,8 +93,8 @@ def _in_other_case(text: str, findings: Sequence[Finding], replacements: Sequenc
         if _overlaps(taken, starts, start, end):
             continue  # found by the analyzer, or inside another finding
         r = values[low[start:end]]
-        f = replace(r.finding, start=start, end=end, text=text[start:end], score=r.finding.score - 0.02,
-                    source=f"{r.finding.source}{_OTHER_CASE}")  # fmt: skip
+        f = Finding(start=start, end=end, kind=r.finding.kind, text=text[start:end], score=r.finding.score - 0.02,
+                    source=f"{r.finding.source}{_OTHER_CASE}", parts=r.finding.parts)  # fmt: skip
         i = bisect.bisect_left(starts, start)
         taken.insert(i, (start, end))
         starts.insert(i, start)
