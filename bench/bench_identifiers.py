@@ -8,9 +8,9 @@
    ``--runs`` repeats the comparison, each run in a fresh process (caches as a worker starts them) over the
    same messages; each run's growth and the load average (1 minute, before and after) are reported, and
    the median run is the result (the machine is shared: the spread of the runs is the noise).
-   ``--worker-gc`` runs the collector as a worker does (``heap.tune_collector``): without it the growth
-   depends on which messages the full collections fall on, which any change of allocations moves by several
-   points whatever the code costs (see the flag's comment).
+   The collector runs as a worker's does (``heap.tune_collector``, as ``init_worker`` sets it); with
+   ``--default-gc`` it runs untuned, and the growth then depends on which messages the full collections fall
+   on, which any change of allocations moves by several points whatever the code costs (see the comment).
 2. The same texts through sanigate's identifier pass and through Presidio (analyzer + anonymizer, its
    default recognizers, spaCy's packaged small English model: Presidio's default large model is no
    faster). Presidio runs in its own virtualenv (bench/.presidio-venv, made on first use and shared with
@@ -150,7 +150,7 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=3, help="worker comparisons, each in a fresh process")
     ap.add_argument("--one-run", action="store_true", help=argparse.SUPPRESS)  # a run's child process
     ap.add_argument("--no-presidio", action="store_true", help="keep the Presidio figures of the last full run")
-    ap.add_argument("--worker-gc", action="store_true", help="run the collector as a worker does (heap.tune_collector)")
+    ap.add_argument("--default-gc", action="store_true", help="run the collector untuned, not as a worker does")
     args = ap.parse_args()
 
     from extractors.base import combine
@@ -172,7 +172,7 @@ def main() -> int:
     with_ids = PolicyConfig(name="us-medical+ids", content=ContentPolicy(),
                             sanitize=SanitizePolicy(entities=entities, identifiers=kinds))  # fmt: skip
     messages = load_messages(args.messages)
-    if args.worker_gc:
+    if not args.default_gc:
         # A worker freezes what it loaded and runs full collections a tenth as often (gateway/heap.py). Without
         # it, full collections walk K's and WordNet's objects, and which message pays for one shifts with any
         # allocation: on main 564371a, 1,000 untimed allocations a message moved the growth from +38 to +46 %.
@@ -188,7 +188,7 @@ def main() -> int:
     runs = []
     for run in range(args.runs):
         child = [sys.executable, __file__, "--one-run", "--messages", str(args.messages)]
-        child += ["--worker-gc"] if args.worker_gc else []
+        child += ["--default-gc"] if args.default_gc else []
         proc = subprocess.run(child, capture_output=True, text=True, check=True, timeout=7200)
         runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
         print(json.dumps({"run": run + 1, **{k: v for k, v in runs[-1].items() if k != "outcomes"}}), flush=True)
