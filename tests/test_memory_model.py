@@ -115,7 +115,7 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     vectors = np.array([[1, 0], [0.95, 0.05], [0.6, 0.4], [0.7, 0.3], [0, 1], [0.05, 0.95]], dtype=np.float32)
     attacker = EmbeddingAttacker(WordVectors.from_ranked(words, vectors), top=1)
     docs = [EvalDocument("hiv", "HIV", f"{FIRST}\n{LATER}"), EvalDocument("w", "weather", "It was sunny.\nRain.")]
-    report = evaluate_threads(engine, docs, alpha=1.5, size=2, attacker=attacker, evidence_budget=0)
+    report = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"toy": attacker}, evidence_budget=0)
     alone, memory = ({r.doc_id: r for r in report.runs[m]} for m in ("alone", "memory"))
     assert alone["hiv"].stream_decisions == 0 and memory["hiv"].stream_decisions == 1
     assert alone["hiv"].delivered == memory["hiv"].delivered == 2 and alone["hiv"].messages == 2
@@ -123,6 +123,13 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     assert memory["hiv"].words_kept < alone["hiv"].words_kept <= alone["hiv"].words
     assert report.summary("memory")["stream_decisions"] == 1.0
     assert "with the stream memory" in threads_markdown(report)
+    assert set(memory["hiv"].ranks) == {"toy"} and set(report.original) == {"toy"}
+    # Two attackers read the same delivered threads in one run: the gateway ran once, each ranked it.
+    two = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"a": attacker, "b": attacker}, evidence_budget=0)
+    row = {r.doc_id: r for r in two.runs["memory"]}["hiv"]
+    assert row.ranks["a"] == row.ranks["b"] == memory["hiv"].ranks["toy"]
+    assert two.summary("memory")["mean_rank a"] == two.summary("memory")["mean_rank b"]
+    assert "## a" in threads_markdown(two) and "## b" in threads_markdown(two)
 
 
 @given(

@@ -184,15 +184,15 @@ def _threads(args: argparse.Namespace) -> int:
     docs = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars)
     index = args.index or _index_without(args.corpus, [t.title for t in topics], args.cache)
     engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
-    # A thread is read by one attacker: MiniLM when it is the only one asked for, else GloVe.
-    attacker: Attacker | None = None
+    attackers: dict[str, Attacker] = {}
     if not args.no_attacker:
-        use_minilm = args.attackers == ["minilm"]
-        attacker = SentenceAttacker(load_minilm()) if use_minilm else EmbeddingAttacker(load_glove())
-        name = "MiniLM (all-MiniLM-L6-v2)" if use_minilm else "GloVe 6B 50d (--attackers minilm for MiniLM)"
-        _source(f"attacker: {name}")
+        if "glove" in args.attackers:
+            attackers["GloVe"] = EmbeddingAttacker(load_glove())
+        if "minilm" in args.attackers:
+            attackers["MiniLM"] = SentenceAttacker(load_minilm())
+        _source(f"attackers: {', '.join(attackers)}")
     with tqdm(total=2 * len(docs), unit=" thread", desc="eval threads", file=sys.stderr) as bar:
-        report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attacker=attacker,
+        report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attackers=attackers,
                                   progress=bar.update, max_group=args.max_group, unknown=args.unknown,
                                   evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
                                   coarsen_facts=not args.no_facts, named_budget=args.named_budget,
@@ -203,7 +203,7 @@ def _threads(args: argparse.Namespace) -> int:
     (out / "results.md").write_text(text, encoding="utf-8")
     data = {
         "alpha": report.alpha, "messages": report.size, "candidates": list(report.candidates),
-        "original": report.original, "naive": report.naive,
+        "attackers": list(report.attackers), "original": report.original, "naive": report.naive,
         "summary": {mode: report.summary(mode) for mode in report.runs},
         "threads": {mode: [dataclasses.asdict(r) for r in rows] for mode, rows in report.runs.items()},
     }  # fmt: skip

@@ -16,7 +16,7 @@ import itertools
 import re
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
@@ -61,7 +61,7 @@ class ThreadResult:
     words: int  # in the original messages
     words_kept: int  # unchanged in what was delivered
     stream_decisions: int  # decisions the memory caused
-    rank: int | None = None  # of the true entity, on the joined delivered thread
+    ranks: dict[str, int] = field(default_factory=dict)  # attacker -> rank of the true entity on the joined thread
 
 
 @dataclass(slots=True)
@@ -69,20 +69,25 @@ class ThreadReport:
     alpha: float
     size: int
     candidates: tuple[str, ...]
-    original: dict[str, int] = field(default_factory=dict)  # doc -> rank on the joined original
-    naive: dict[str, int] = field(default_factory=dict)
+    attackers: tuple[str, ...] = ()
+    original: dict[str, dict[str, int]] = field(default_factory=dict)  # attacker -> doc -> rank on the original
+    naive: dict[str, dict[str, int]] = field(default_factory=dict)
     runs: dict[str, list[ThreadResult]] = field(default_factory=dict)  # "memory" / "alone"
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each run (recall, sanitize, remember)
 
     def summary(self, mode: str) -> dict[str, float]:
+        """A run's figures; ``ranked_first`` and ``mean_rank`` for each attacker as ``<figure> <attacker>``."""
         rows = self.runs[mode]
-        ranks = [r.rank for r in rows if r.rank is not None]
         messages = sum(r.messages for r in rows)
         words = sum(r.words for r in rows)
+        attacked: dict[str, float] = {}
+        for name in self.attackers:
+            ranks = [r.ranks[name] for r in rows if name in r.ranks]
+            attacked[f"ranked_first {name}"] = 100.0 * sum(1 for r in ranks if r == 1) / len(ranks) if ranks else 0.0
+            attacked[f"mean_rank {name}"] = sum(ranks) / len(ranks) if ranks else 0.0
         return {
             "threads": len(rows),
-            "ranked_first": 100.0 * sum(1 for r in ranks if r == 1) / len(ranks) if ranks else 0.0,
-            "mean_rank": sum(ranks) / len(ranks) if ranks else 0.0,
+            **attacked,
             "delivered": 100.0 * sum(r.delivered for r in rows) / messages if messages else 100.0,
             "words_kept": 100.0 * sum(r.words_kept for r in rows) / words if words else 100.0,
             "stream_decisions": float(sum(r.stream_decisions for r in rows)),
@@ -152,19 +157,19 @@ def evaluate_threads(
     *,
     alpha: float,
     size: int,
-    attacker: Attacker | None,
+    attackers: Mapping[str, Attacker],
     progress: Callable[[int], None] = lambda _n: None,
     **sanitize: object,
 ) -> ThreadReport:
     candidates = tuple(dict.fromkeys(d.entity for d in docs))
-    report = ThreadReport(alpha, size, candidates)
+    report = ThreadReport(alpha, size, candidates, tuple(attackers))
     threads = [(doc, split_thread(doc.text, size)) for doc in docs]
-    for doc, parts in threads:
-        if attacker is not None:
+    for name, attacker in attackers.items():
+        original, naive = report.original.setdefault(name, {}), report.naive.setdefault(name, {})
+        for doc, parts in threads:
             joined = "\n\n".join(parts)
-            report.original[doc.doc_id] = rank_of(attacker.scores(joined, candidates), doc.entity)
-            report.naive[doc.doc_id] = rank_of(attacker.scores(naive_removal(joined, doc.entity), candidates),
-                                               doc.entity)  # fmt: skip
+            original[doc.doc_id] = rank_of(attacker.scores(joined, candidates), doc.entity)
+            naive[doc.doc_id] = rank_of(attacker.scores(naive_removal(joined, doc.entity), candidates), doc.entity)
     # Alone first: the memory run then finds the counts both share warm, and its extra time is the memory's own.
     for mode, days in (("alone", 0.0), ("memory", 30.0)):
         rows: list[ThreadResult] = []
@@ -180,9 +185,9 @@ def evaluate_threads(
                     )  # fmt: skip
                     result, joined = run_thread(engine, store, doc, policy, parts, n)
                     attacked = time.perf_counter()
-                    if attacker is not None:
-                        result.rank = rank_of(attacker.scores(joined, candidates), doc.entity)
-                    started += time.perf_counter() - attacked  # the attacker's time is not the gateway's
+                    for name, attacker in attackers.items():
+                        result.ranks[name] = rank_of(attacker.scores(joined, candidates), doc.entity)
+                    started += time.perf_counter() - attacked  # the attackers' time is not the gateway's
                     rows.append(result)
                     progress(1)
             finally:
@@ -197,28 +202,34 @@ def threads_markdown(report: ThreadReport) -> str:
         f"# Threads: {len(report.runs.get('memory', []))} documents, each split into {report.size} messages, "
         f"α = {report.alpha:g}",
         "",
-        f"The attacker ranks {len(report.candidates)} candidates on the joined thread as it arrived.",
+        f"Each attacker ranks {len(report.candidates)} candidates on the joined thread as it arrived.",
         "",
-        "| what the attacker reads | ranked first | mean rank | messages delivered | words kept | memory decisions "
-        "| ms per message |",
-        "|---|---|---|---|---|---|---|",
+        "| run | messages delivered | words kept | memory decisions | ms per message |",
+        "|---|---|---|---|---|",
     ]
-    for label, ranks in (("original thread", report.original), ("name removed (naive)", report.naive)):
-        if ranks:
-            first = 100.0 * sum(1 for r in ranks.values() if r == 1) / len(ranks)
-            mean = sum(ranks.values()) / len(ranks)
-            lines.append(f"| {label} | {first:.1f} % | {mean:.2f} | | | | |")
-    for mode, label in (("alone", "sanigate, each message alone"), ("memory", "sanigate, with the stream memory")):
+    runs = (("alone", "sanigate, each message alone"), ("memory", "sanigate, with the stream memory"))
+    for mode, label in runs:
         if mode in report.runs:
             s = report.summary(mode)
-            lines.append(f"| {label} | {s['ranked_first']:.1f} % | {s['mean_rank']:.2f} | {s['delivered']:.1f} % "
-                         f"| {s['words_kept']:.1f} % | {s['stream_decisions']:.0f} "
+            lines.append(f"| {label} | {s['delivered']:.1f} % | {s['words_kept']:.1f} % | {s['stream_decisions']:.0f} "
                          f"| {s['ms_per_message']:.0f} |")  # fmt: skip
-    lines += ["", "| document | entity | rank alone | rank with memory | delivered (memory) | memory decisions |",
-              "|---|---|---|---|---|---|"]  # fmt: skip
+    for name in report.attackers:
+        lines += ["", f"## {name}", "", "| what the attacker reads | ranked first | mean rank |", "|---|---|---|"]
+        for label, ranks in (("original thread", report.original.get(name, {})),
+                             ("name removed (naive)", report.naive.get(name, {}))):  # fmt: skip
+            if ranks:
+                first = 100.0 * sum(1 for r in ranks.values() if r == 1) / len(ranks)
+                lines.append(f"| {label} | {first:.1f} % | {sum(ranks.values()) / len(ranks):.2f} |")
+        for mode, label in runs:
+            if mode in report.runs:
+                s = report.summary(mode)
+                lines.append(f"| {label} | {s[f'ranked_first {name}']:.1f} % | {s[f'mean_rank {name}']:.2f} |")
+    header = " | ".join(f"{n} alone | {n} with memory" for n in report.attackers)
+    lines += ["", f"| document | entity | {header} | delivered (memory) | memory decisions |",
+              "|---|---|" + "---|---|" * len(report.attackers) + "---|---|"]  # fmt: skip
     alone = {r.doc_id: r for r in report.runs.get("alone", [])}
     for r in report.runs.get("memory", []):
         a = alone.get(r.doc_id)
-        lines.append(f"| {r.doc_id} | {r.entity} | {a.rank if a else '-'} | {r.rank} | {r.delivered}/{r.messages} "
-                     f"| {r.stream_decisions} |")  # fmt: skip
+        cells = " | ".join(f"{a.ranks.get(n, '-') if a else '-'} | {r.ranks.get(n, '-')}" for n in report.attackers)
+        lines.append(f"| {r.doc_id} | {r.entity} | {cells} | {r.delivered}/{r.messages} | {r.stream_decisions} |")
     return "\n".join(lines) + "\n"
