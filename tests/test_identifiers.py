@@ -685,3 +685,12 @@ def test_iso_dates_and_timestamps_are_dates_that_keep_their_year(analyzer: Analy
 def test_an_indefinite_pronoun_opening_a_sentence_is_no_name(analyzer: Analyzer, text: str) -> None:
     # Not in WordNet (nouns, verbs, adjectives and adverbs only), so it was an unknown capitalised word: a PERSON.
     assert found(analyzer, text) == {}
+
+
+def test_a_date_range_is_not_joined_across_two_parts_of_a_message(analyzer: Analyzer) -> None:
+    # "\u2029" separates the parts the extractors read (a header, a body, an attachment): a finding that crossed
+    # it would be one replacement over two parts.
+    text = "Seen on 3 March 2004\n\n\u2029\n\nto 5 May 2005 we met."
+    got = found(analyzer, text)
+    assert got == {"3 March 2004": "DATE", "5 May 2005": "DATE"}
+    assert found(analyzer, "Seen from 3 March 2004 to 5 May 2005.") == {"from 3 March 2004 to 5 May 2005": "DATE"}

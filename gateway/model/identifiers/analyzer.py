@@ -81,8 +81,9 @@ def _without_labels(text: str, found: list[Finding]) -> list[Finding]:
     return out
 
 
-_RANGE_JOIN = re.compile(r"\s*(?:-|–|—|to|and|until|till|or)\s*")
-_RANGE_OPEN = re.compile(r"(?:between|from)\s+$", re.IGNORECASE)
+# Blanks but the paragraph separator, the border between two parts of a message: nothing is joined across it.
+_RANGE_JOIN = re.compile(r"[^\S\u2029]*(?:-|–|—|to|and|until|till|or)[^\S\u2029]*")
+_RANGE_OPEN = re.compile(r"(?:between|from)[^\S\u2029]+$", re.IGNORECASE)
 
 
 def _join_ranges(text: str, found: list[Finding]) -> list[Finding]:
