@@ -694,3 +694,14 @@ def test_a_date_range_is_not_joined_across_two_parts_of_a_message(analyzer: Anal
     got = found(analyzer, text)
     assert got == {"3 March 2004": "DATE", "5 May 2005": "DATE"}
     assert found(analyzer, "Seen from 3 March 2004 to 5 May 2005.") == {"from 3 March 2004 to 5 May 2005": "DATE"}
+
+
+def test_identifier_values_are_not_kept_in_the_engines_key_cache(engine: Engine, analyzer: Analyzer) -> None:
+    # The key cache outlives the message: a sender's names and numbers must not stay in the worker's memory.
+    text = "Zebulon Quackenbush (SSN 123-45-6789) tested positive for HIV."
+    result = sanitize_text(text, SanitizePolicy(entities=("HIV",), identifiers=ALL_KINDS), engine=engine,
+                           identifiers=analyzer)  # fmt: skip
+    assert "Quackenbush" not in result.text and "123-45-6789" not in result.text
+    for d in result.decisions:
+        if d.kind is not None:
+            assert engine.reader._keys.peek(d.term) is None, d.term

@@ -133,6 +133,7 @@ class Engine:
         self.measure = Measure(knowledge, self.estimator, bound=self._clean)
         self.reader = Reader(knowledge, language.lemmatize, extra_phrases)
         self.key = self.reader.key
+        self.key_once = self.reader.key_once
         self._entities: BoundedCache[tuple[str, tuple[str, ...]], Entity] = BoundedCache(4096)
         self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)

@@ -42,6 +42,10 @@ class Reader:
         )
         self._recent: tuple[_Reading, ...] = ()
 
+    def key_once(self, text: str) -> str:
+        """The key of a text not kept in the cache: a value that must not outlive its message."""
+        return key_of(text, self._lemmatize)
+
     def key(self, text: str) -> str:
         # Asked for every allowed, denied and generalized term of every round: a kept key is read without
         # building the closure that computes a missing one.

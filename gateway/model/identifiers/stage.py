@@ -40,6 +40,8 @@ class Sanitizer(Protocol):
 
     def key(self, text: str) -> str: ...
 
+    def key_once(self, text: str) -> str: ...
+
 
 @dataclass(frozen=True, slots=True)
 class IdentifierPass:
@@ -183,13 +185,17 @@ def sanitize_text(
     if identifiers is None:
         raise ConfigError("this policy removes identifiers, but no identifier analyzer was given")
     names = {k for e in engine.entities_of(policy) for k in e.keys} if policy.entities else set()
-    found = remove_identifiers(text, identifiers, policy, named=lambda value: engine.key(value) in names)
+
+    # Keys not kept in the engine's key cache (key_once): it would hold every sender's identifier values
+    # (names, numbers) in the worker's memory across messages, and push out the keys of the terms people type.
+    key = engine.key_once
+    found = remove_identifiers(text, identifiers, policy, named=lambda value: key(value) in names)
     base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
     if not policy.entities or not found.text.strip():
         return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))
     # Keys as the engine reads them: a generalization must not write a replaced value back, not even inside
     # a phrase ("American state" after "American"), or the check before sending would hold the text.
-    replaced = {engine.key(d.term) for d in found.decisions}
+    replaced = {key(d.term) for d in found.decisions}
     result = engine.sanitize(found.text, policy, avoid=avoid, disclosed=disclosed, replaced=replaced)
     mapped = tuple(
         replace(d, spans=tuple(sorted({found.rewritten.to_original(*s) for s in d.spans}))) for d in result.decisions
