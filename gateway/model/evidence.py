@@ -197,6 +197,9 @@ class Accumulator:
         paragraph = paragraph_of(text)
         paragraphs: dict[int, list[str]] = {}
         for key, occs in by_key.items():
+            if len(occs) == 1:  # most keys occur once: no set of their paragraphs to build (as Detector.groups)
+                paragraphs.setdefault(paragraph(occs[0].start), []).append(key)
+                continue
             for p in {paragraph(o.start) for o in occs}:
                 paragraphs.setdefault(p, []).append(key)
         allow = {self.generalizer.key(t) for t in policy.allow}
