@@ -72,6 +72,7 @@ from gateway.model.rewrite import (
     TextEdit,
     agree_articles,
     apply_edits,
+    cased_like,
     compose,
     determiner_before,
     indefinite_article,
@@ -132,23 +133,14 @@ class Engine:
         self._clean = CleanTextFilter(knowledge, self.estimator) if isinstance(knowledge, WholeKnowledge) else None
         self.measure = Measure(knowledge, self.estimator, bound=self._clean)
         self.reader = Reader(knowledge, language.lemmatize, extra_phrases)
+        # The reader's own methods: the terms of a text (under the policy's phrases), a typed term's key.
+        self.terms_of = self.reader.terms_of
         self.key = self.reader.key
         self.key_once = self.reader.key_once
         self._entities: BoundedCache[tuple[str, tuple[str, ...]], Entity] = BoundedCache(4096)
         self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)
         self.evidence = Accumulator(self.measure, self.generalizer)
-
-    def terms_of(
-        self,
-        text: str,
-        entities: Sequence[Entity] = (),
-        policy: SanitizePolicy | None = None,
-        *,
-        memo: TextMemo | None = None,
-    ) -> tuple[list[Token], list[TermOccurrence]]:
-        """The terms of a text as the engine judges them (reading.Reader.terms_of)."""
-        return self.reader.terms_of(text, entities, policy, memo=memo)
 
     def forget_texts(self) -> None:
         """Drop what is kept of the last texts (their tokens, for the next reading of the same text): called
@@ -499,6 +491,7 @@ class Engine:
                     continue
                 toks = tokens[o.first_token : o.first_token + o.n_tokens]
                 original = text[o.start : o.end]
+                before = text[o.start - 1] if o.start else ""  # what the term is written onto, if anything
                 surface = surface_replacement(
                     replacement,
                     original=original,
@@ -511,9 +504,9 @@ class Engine:
                     name=r.name,
                     pos="n" if cur is None else cur.pos,
                     conjugate=self.language.conjugate,
-                    attached=o.start > 0 and text[o.start - 1].isalnum(),
+                    attached=before.isalnum(),
                 )
-                if o.start > 0 and text[o.start - 1].isdigit() and surface[:1].isalpha():
+                if before.isdigit() and surface[:1].isalpha():
                     surface = " " + surface  # "3.6GHz" -> "3.6 rate", not "3.6rate"
                 edits.append(with_article(text, o.start, o.end, surface))
             v = r.verdict
@@ -595,8 +588,7 @@ def _omission(text: str, tokens: Sequence[Token], o: TermOccurrence) -> Edit:
     if m is None:
         return Edit(o.start, after.start, "", o.start)
     old = m.group(1)
-    new = indefinite_article(after.text)
-    new = new.capitalize() if old[0].isupper() else new
+    new = cased_like(old, indefinite_article(after.text))
     return Edit(m.start(1), after.start, new + m.group(2), o.start)
 
 

@@ -187,17 +187,20 @@ def apply_edits(text: str, edits: Sequence[Edit]) -> Rewritten:
     return Rewritten("".join(parts), tuple(kept), tuple(starts), tuple(ends))
 
 
+def cased_like(old: str, article: str) -> str:
+    """``article`` ("a"/"an") written in the case of the article it replaces ("An", "AN")."""
+    if old.isupper() and len(old) > 1:
+        return article.upper()
+    return article.capitalize() if old[0].isupper() else article
+
+
 def with_article(text: str, start: int, end: int, replacement: str) -> Edit:
     """An edit for text[start:end], fixing an indefinite article just before it."""
     m = _ARTICLE.search(text, max(0, start - 8), start)
     if m is None:
         return Edit(start, end, replacement, start)
     old = m.group(1)
-    new = "a" if replacement == REDACTION_MARKER else indefinite_article(replacement)
-    if old.isupper() and len(old) > 1:
-        new = new.upper()
-    elif old[0].isupper():
-        new = new.capitalize()
+    new = cased_like(old, "a" if replacement == REDACTION_MARKER else indefinite_article(replacement))
     if new == old:
         return Edit(start, end, replacement, start)
     return Edit(m.start(1), end, new + m.group(2) + replacement, start)
@@ -371,11 +374,7 @@ def agree_articles(rewritten: Rewritten) -> list[Edit]:
             continue
         done.add(m.start(1))
         old = m.group(1)
-        new = indefinite_article(word.group().lstrip("\"'(“‘"))
-        if old.isupper() and len(old) > 1:
-            new = new.upper()
-        elif old[0].isupper():
-            new = new.capitalize()
+        new = cased_like(old, indefinite_article(word.group().lstrip("\"'(“‘")))
         if new != old:
             edits.append(Edit(m.start(1), m.end(1), new, m.start(1)))
     return edits
