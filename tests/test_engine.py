@@ -9,7 +9,7 @@ import pytest
 
 from gateway.errors import ConfigError, InputError, UnknownEntityError
 from gateway.knowledge.local import LocalIndex
-from gateway.model.derived import acronym_plural, shared_stem
+from gateway.model.derived import acronym_plural, form_of, respelt_name, shared_stem
 from gateway.model.detection import DERIVED_MAX_SUPPORT
 from gateway.model.engine import Engine
 from gateway.model.knowledge import Estimator
@@ -339,3 +339,58 @@ def test_a_rare_word_that_shares_a_names_stem_is_the_name(engine: Engine) -> Non
     assert shared_stem("heterosexism", ["heterosexual", "heterosexuality"]) == "heterosexual"
     assert shared_stem("anglicize", ["anglicanism"]) is None
     assert shared_stem("alcohol", ["alcoholism"]) is None  # seven letters are no stem
+
+
+def test_a_form_of_a_term_the_text_flags_is_read_as_that_term() -> None:
+    def is_word(w: str) -> bool:
+        return w == "alpha"
+
+    assert form_of("tao4", ["tao"], is_word) == "tao"  # numbered
+    assert form_of("alphapapillomavirus", ["papillomavirus"], is_word) == "papillomavirus"  # glued to a word
+    assert form_of("antimosquito", ["mosquito"], is_word) == "mosquito"  # glued to a prefix
+    assert form_of("disinfection", ["infection"], is_word) is None  # "dis" is neither
+    assert form_of("papillomatosis", ["papilloma"], is_word) == "papilloma"  # the term's stem, another ending
+    assert form_of("parasitemia", ["parasite"], is_word) == "parasite"
+    assert form_of("parasol", ["parasite"], is_word) is None  # five shared letters are no stem
+    assert form_of("taoism", ["tao"], is_word) is None  # a term this short is another word's start by chance
+    assert form_of("mosquito", ["mosquito"], is_word) is None
+
+
+def test_a_rare_form_of_a_flagged_term_goes_with_it(engine: Engine) -> None:
+    # K holds "mosquitoborne" in no paragraph, so by counts it is unknown; beside "mosquito", which the text
+    # flags for malaria, a reader sees the mosquito in it.
+    text = "Malaria spreads by the mosquito. Mosquitoborne fevers and parasitemia were studied in a parasite(s) count."
+    r = engine.sanitize(text, SanitizePolicy(entities=("malaria",), alpha=2.0))
+    by = {d.surface: d for d in r.decisions}
+    assert by["Mosquitoborne"].reason == "form-of-term" and by["Mosquitoborne"].group == ("mosquito",)
+    # WordNet lacks the form: it is written as its base is.
+    assert by["Mosquitoborne"].replacement == by["mosquito"].replacement is not None
+    assert by["parasitemia"].reason == "form-of-term"
+    assert "mosquito" not in r.text.lower() and "parasit" not in r.text.lower()
+    # Without the term it is a form of, the form is judged as before (here: an unknown word near a risky one).
+    alone = engine.sanitize("Mosquitoborne fevers were studied.", SanitizePolicy(entities=("malaria",), alpha=2.0))
+    assert all(d.reason != "form-of-term" for d in alone.decisions)
+
+
+def test_a_name_respelt_is_the_name(engine: Engine) -> None:
+    assert respelt_name("ohi\u02d0yo", ["ohio"]) == "ohio"  # a length mark and a letter more: Ohio in Seneca
+    assert respelt_name("hawai\u02bbi", ["hawaii"]) == "hawaii"  # the okina
+    assert respelt_name("malarla", ["malaria"]) == "malaria"  # a letter changed
+    assert respelt_name("ohi", ["ohio"]) == "ohio"  # a letter dropped
+    assert respelt_name("ohioxx", ["ohio"]) is None  # two letters more
+    assert respelt_name("hiv", ["hiv"]) is None  # the name itself is the name's business
+    assert respelt_name("hlv", ["hiv"]) is None  # too short a name to be read through a misspelling
+    # Only a word K does not know: "Mali" is a word of its own beside "Bali".
+    ohio = engine.entity("Ohio")
+    names = {k: ohio for k in ohio.keys}
+    assert engine.detector.derived("ohi\u02d0yo", "ohi\u02d0yo", 0, names, [ohio], 2.0) is not None
+    bali = engine.entity("Bali")
+    n_mali = engine.count((frozenset({"mali"}),))
+    assert n_mali >= engine.measure.min_support
+    assert engine.detector.derived("mali", "Mali", n_mali, {k: bali for k in bali.keys}, [bali], 2.0) is None
+
+
+def test_an_optional_plural_is_prose_not_a_call(engine: Engine) -> None:
+    _tokens, occs = engine.terms_of("A new parasite(s) count; call compute(x) now.")
+    keys = [o.key for o in occs]
+    assert "parasite" in keys and "compute" not in keys

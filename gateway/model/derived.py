@@ -11,7 +11,8 @@ engine judges them.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from gateway.model.terms import STOPWORDS
 
@@ -86,6 +87,78 @@ def shared_stem(word: str, names: Iterable[str]) -> str | None:
         if shared >= STEM and len(name) - shared <= STEM_ENDING:
             return name
     return None
+
+
+# A form of a term the text itself flags (``form_of``): the term glued into a longer word must be this long ...
+TERM_GLUED = 6
+# ... and a word sharing a stem with it must share this many letters, at least FORM_SHARE of the term's.
+TERM_STEM = 7
+FORM_SHARE = 0.75
+
+
+def form_of(word: str, terms: Sequence[str], is_word: Callable[[str], bool]) -> str | None:
+    """The first term of ``terms`` (one-word keys a text flags, in a fixed order) that ``word`` is a form of.
+
+    A word K barely knows, beside a flagged term it is built on, shows that term to a reader: numbered
+    ("tao4" beside "Tao"), glued to another word ("alphapapillomavirus" beside "papillomavirus") or sharing its
+    stem, the term adding no more than an ending ("papillomatosis" beside "papilloma", "parasitemia" beside
+    "parasite"). The same forms ``numbered_name``, ``glued_names`` and ``shared_stem`` read for c's own names,
+    read for the terms of this text that are risky for c. A term must be long enough that sharing it is no
+    accident; a stem of 7 letters is enough here, where it must also be a term the text itself flags. What a
+    term is glued to must be a prefix or a word (``is_word``), as for a name: "disinfection" is no infection.
+    """
+    letters = numbered_name(word)
+    if letters is not None:
+        return letters if letters in terms else None
+    if not word.isalpha():
+        return None
+    for term in terms:
+        if term == word or not term.isalpha():
+            continue
+        if len(term) >= TERM_GLUED and len(word) - len(term) >= 3:
+            rest = word[len(term) :] if word.startswith(term) else word[: -len(term)] if word.endswith(term) else ""
+            if rest and (rest in PREFIXES or is_word(rest)):
+                return term
+        if len(term) < TERM_STEM:
+            continue
+        shared = _shared_prefix(word, term)
+        if shared >= TERM_STEM and shared >= FORM_SHARE * len(term) and len(term) - shared <= STEM_ENDING:
+            return term
+    return None
+
+
+NEAR_NAME = 4  # a name this long may be misspelt by one letter and still be read as itself
+
+
+def respelt_name(word: str, names: Iterable[str]) -> str | None:
+    """A one-word name that ``word`` writes with a mark added ("Hawaiʻi", "ohiːyo") or one letter more, less or
+    different ("Ohiyo", "malarla"): a transliteration or a misspelling a reader still reads as the name.
+
+    Only for a word K does not know at all (the caller's test): a word K counts ("Mali" beside "Bali") is a
+    word of its own.
+    """
+    letters = "".join(ch for ch in word if unicodedata.category(ch) not in ("Lm", "Mn", "Sk")).lower()
+    for name in sorted(names):
+        if " " in name or len(name) < NEAR_NAME or not name.isalpha() or name == word:
+            continue
+        if letters == name or _one_edit(letters, name):
+            return name
+    return None
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """Whether a and b differ by exactly one letter added, dropped or changed."""
+    if abs(len(a) - len(b)) > 1 or a == b:
+        return False
+    i = _shared_prefix(a, b)
+    if len(a) == len(b):
+        return a[i + 1 :] == b[i + 1 :]
+    longer, shorter = (a, b) if len(a) > len(b) else (b, a)
+    return longer[i + 1 :] == shorter[i:]
+
+
+def _shared_prefix(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
 def numbered_name(word: str) -> str | None:

@@ -21,12 +21,15 @@ from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 from gateway.model.derived import (
+    MIN_GLUED_NAME,
     PREFIXES,
     acronym_plural,
     compound_parts,
     derivation_bases,
+    form_of,
     glued_names,
     numbered_name,
+    respelt_name,
     shared_stem,
 )
 from gateway.model.generalization import Generalizer, Risky
@@ -108,6 +111,7 @@ class Detector:
                     risky[key] = Risky(key, "pmi", v)
                 else:
                     safe[key] = v
+        self._forms(by_key, tokens, risky, safe, unknown, allow)
         if unknown and policy.unknown != "keep":
             hot: dict[int, list[int]] = {}  # sentence -> token positions of risky terms
             for k in risky:
@@ -119,6 +123,48 @@ class Detector:
                 elif _near(by_key[key], hot) and _wordlike(surface_of(tokens, by_key[key][0])):
                     risky[key] = Risky(key, "unknown-near-risk", None)
         return risky, safe
+
+    def _forms(
+        self,
+        by_key: dict[str, list[TermOccurrence]],
+        tokens: Sequence[Token],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        unknown: list[str],
+        allow: Collection[str],
+    ) -> None:
+        """A word K barely knows that is a form of a term this text flags for c discloses what that term does.
+
+        ``derived`` reads forms of c's own names and of terms K ties to c on its counts; a word built on a term
+        that is risky only here, beside it, is read by a reader as that term ("tao4" in a text that writes
+        "Tao", "papillomatosis" beside "papilloma"), though K holds the form itself in a few paragraphs at
+        most (derived.form_of). Judged per text: its bases are this text's risky terms.
+        """
+        bases: dict[str, Risky] = {}
+        for k, r in risky.items():
+            if r.reason in _FORM_BASES and r.verdict is not None and " " not in k and len(k) >= MIN_GLUED_NAME:
+                bases[k] = r
+        if not bases:
+            return
+        terms = sorted(bases)  # the first match must not follow the text's order of terms
+        rare = [k for k, v in safe.items() if v.n < DERIVED_MAX_SUPPORT]
+
+        def known(word: str) -> bool:
+            return self.measure.count((frozenset({self.key(word)}),)) >= DERIVED_MAX_SUPPORT
+
+        for key in [*unknown, *rare]:
+            if key in allow or " " in key:
+                continue
+            parts = compound_parts(surface_of(tokens, by_key[key][0])) or [key]
+            words = [w for p in parts if (w := self.key(p))]
+            base = next((b for w in words if (b := w if w in bases else form_of(w, terms, known))), None)
+            if base is None:
+                continue
+            r = Risky(key, "form-of-term", bases[base].verdict, group=(base,), base=bases[base])
+            risky[key] = r
+            safe.pop(key, None)
+            if key in unknown:
+                unknown.remove(key)
 
     def derived(
         self, key: str, surface: str, n: int, names: dict[str, Entity], entities: Sequence[Entity], alpha: float
@@ -182,6 +228,8 @@ class Detector:
                 return v, "derived-form"
         if (stem := shared_stem(key, sorted(names))) is not None:
             return name_verdict(names[stem], alpha), "derived-form"
+        if n < self.measure.min_support and (respelt := respelt_name(key, names)) is not None:
+            return name_verdict(names[respelt], alpha), "derived-form"
         return None
 
     def remembered(
@@ -454,6 +502,8 @@ class _GroupHit:
 
 
 UNKNOWN_WINDOW = 8  # tokens either side of a risky term
+# Decisions whose term stands for c on its own, so that a form of it does too (``Detector._forms``).
+_FORM_BASES = frozenset({"entity-name", "derived-form", "pmi"})
 # A word in fewer paragraphs of K than this may be judged by the base it derives from.
 DERIVED_MAX_SUPPORT = 50
 DERIVED_MIN_BASE = 10  # a base must itself be well attested, or any rare stem would do

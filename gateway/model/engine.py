@@ -422,6 +422,8 @@ class Engine:
                 self.generalizer.keys_of(cur) & forbidden or self.generalizer.shows_replaced(cur)
             ):
                 self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
+        for r in risky.values():
+            r.follow_base()
         edits, decisions = self._edits(text, tokens, by_key, risky)
         if written_out is not None:
             for r in risky.values():

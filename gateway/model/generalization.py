@@ -36,6 +36,20 @@ class Risky:
     earlier: frozenset[str] = frozenset()  # a stream's remembered keys in the group that made it risky
     # A modifier that may be left out when its chain runs out, instead of being redacted (modifiers.py).
     omit: bool = False
+    # The flagged term of the text this one is a form of ("Tao" for "tao4", detection.Detector._forms): a form
+    # WordNet lacks is written as that term is (``follow_base``).
+    base: Risky | None = None
+
+    def follow_base(self) -> None:
+        """A form with no generalization of its own becomes what its base became ("tao4" as "Tao")."""
+        b = self.base
+        if b is None or (self.chain and not self.redacted) or b.base is not None:
+            return
+        if is_omitted(b.current):
+            self.redacted = True  # left out where the base stands, before its noun; the form may stand anywhere
+            return
+        self.chain, self.position, self.redacted, self.sense = list(b.chain), b.position, b.redacted, b.sense
+        self.steps = list(b.steps)
 
     @property
     def current(self) -> Generalization | None:

@@ -255,7 +255,15 @@ _CODE_BEFORE = frozenset({":", ">"})
 def _is_code(text: str, start: int, end: int) -> bool:
     after = text[end : end + 2]
     before = text[max(0, start - 2) : start]
-    return after in ("::", "->") or before in ("::", "->") or (after[:1] == "(" and end - start > 1)
+    return (
+        after in ("::", "->")
+        or before in ("::", "->")
+        # "parasite(s)", "patient(es)": prose's optional plural, not a call
+        or (after[:1] == "(" and end - start > 1 and not text.startswith(_OPTIONAL_PLURAL, end))
+    )
+
+
+_OPTIONAL_PLURAL = ("(s)", "(es)")
 
 
 def is_term_token(tok: Token) -> bool:
