@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import time
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -14,7 +16,7 @@ from gateway.errors import ConfigError
 from gateway.evaluation.threads import split_thread
 from gateway.model.detection import _combinations
 from gateway.model.engine import Engine
-from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_marker
+from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_marker, thread_in, thread_marker
 from gateway.model.records import SanitizePolicy
 from gateway.streams import cutoffs, header_block, thread_of
 
@@ -111,8 +113,9 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     from gateway.evaluation.threads import evaluate_threads, threads_markdown
 
     # A two-message thread whose second message is harmless alone and risky after the first.
-    words = ["hiv", "virus", "patient", "condoms", "weather", "sunny"]
-    vectors = np.array([[1, 0], [0.95, 0.05], [0.6, 0.4], [0.7, 0.3], [0, 1], [0.05, 0.95]], dtype=np.float32)
+    words = ["hiv", "virus", "patient", "condoms", "weather", "sunny", "week"]
+    vectors = np.array([[1, 0], [0.95, 0.05], [0.6, 0.4], [0.7, 0.3], [0, 1], [0.05, 0.95], [0.1, 0.9]],
+                       dtype=np.float32)  # fmt: skip
     attacker = EmbeddingAttacker(WordVectors.from_ranked(words, vectors), top=1)
     docs = [EvalDocument("hiv", "HIV", f"{FIRST}\n{LATER}"), EvalDocument("w", "weather", "It was sunny.\nRain.")]
     report = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"toy": attacker}, evidence_budget=0)
@@ -124,12 +127,41 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     assert report.summary("memory")["stream_decisions"] == 1.0
     assert "with the stream memory" in threads_markdown(report)
     assert set(memory["hiv"].ranks) == {"toy"} and set(report.original) == {"toy"}
+    # The later messages alone (here the second): "virus" points at HIV; with the memory only "week" is left.
+    assert report.original_later["toy"]["hiv"] == alone["hiv"].later_ranks["toy"] == 1
+    assert memory["hiv"].later_ranks["toy"] == 2
+    assert report.summary("alone")["ranked_first_later toy"] == 100.0 * sum(
+        r.later_ranks["toy"] == 1 for r in report.runs["alone"]) / 2  # fmt: skip
+    assert report.summary("memory")["mean_rank_later toy"] == (memory["hiv"].later_ranks["toy"]
+                                                                 + memory["w"].later_ranks["toy"]) / 2  # fmt: skip
+    assert "| sanigate, with the stream memory: later messages |" in threads_markdown(report)
     # Two attackers read the same delivered threads in one run: the gateway ran once, each ranked it.
     two = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"a": attacker, "b": attacker}, evidence_budget=0)
     row = {r.doc_id: r for r in two.runs["memory"]}["hiv"]
     assert row.ranks["a"] == row.ranks["b"] == memory["hiv"].ranks["toy"]
     assert two.summary("memory")["mean_rank a"] == two.summary("memory")["mean_rank b"]
     assert "## a" in threads_markdown(two) and "## b" in threads_markdown(two)
+
+
+def test_threads_in_one_stream_share_its_memory(engine: Engine) -> None:
+    from gateway.evaluation.datasets import EvalDocument
+    from gateway.evaluation.threads import evaluate_threads, threads_markdown
+
+    # The second thread's LATER is judged with the first thread's "patient" only when both are one stream.
+    docs = [
+        EvalDocument("a", "HIV", f"{FIRST}\nThe weather was fine."),
+        EvalDocument("b", "HIV", f"It was sunny.\n{LATER}"),
+    ]
+    runs = {one: evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={}, evidence_budget=0, one_stream=one)
+            for one in (False, True)}  # fmt: skip
+    b = {one: {m: {r.doc_id: r for r in runs[one].runs[m]}["b"] for m in ("alone", "memory")} for one in runs}
+    assert b[False]["memory"].stream_decisions == 0 and b[True]["memory"].stream_decisions == 1
+    assert b[True]["memory"].words_kept < b[False]["memory"].words_kept
+    # Alone, a message is the same whatever its stream.
+    assert b[True]["alone"].words_kept == b[False]["alone"].words_kept == b[False]["alone"].words
+    assert "all in one stream" in threads_markdown(runs[True]) and "all in one stream" not in threads_markdown(
+        runs[False]
+    )
 
 
 @given(
@@ -211,7 +243,8 @@ def test_a_thread_that_named_c_makes_its_later_messages_stricter_and_says_which(
         with tempfile.TemporaryDirectory() as tmp:
             store = SQLiteStore(Path(tmp) / "s.db")
             try:
-                result, joined = run_thread(engine, store, doc, policy, parts, 0)
+                result, joined, later = run_thread(engine, store, doc, policy, parts, 0)
+                assert joined.endswith(later) and "HIV" not in later  # the second message alone
             finally:
                 store.close()
         kept[days] = (result, joined)
@@ -243,7 +276,10 @@ def test_the_front_s_folded_memories_keep_that_c_was_named_for_its_thread_only()
         grown = folds.memory(key, rows)  # extended by the new row, not folded again
         for m in (first, grown, Memory.of(rows, thread=thread)):
             assert (named_marker("HIV") in m.terms) is named and "clinic" in m.terms
+            # The thread's own terms are marked as the thread's, for its messages only.
+            assert (thread_marker("clinic") in m.terms) is (thread == "<a>")
         assert grown.terms == Memory.of(rows, thread=thread).terms
+        assert thread_in(grown.terms) == ({"clinic"} if thread == "<a>" else {"dose"})
 
 
 # A list's trace header: "abuse" is risky for substance abuse on its own; a remembered "transmitted" makes its
@@ -280,3 +316,43 @@ def test_with_a_memory_a_message_lowers_at_least_what_it_lowers_alone(engine: En
         lowered = {span for d in with_memory.decisions for span in d.spans}
         assert all(span in lowered for d in alone.decisions for span in d.spans)
         memory += disclosed_terms(engine, with_memory.text, US_MEDICAL)
+
+
+def test_a_reply_is_judged_with_its_own_thread_s_terms_first(engine: Engine, tmp_path: Any) -> None:
+    from extractors.mail import ContentPolicy
+    from gateway.config import PolicyConfig
+    from gateway.store.sqlite import SQLiteStore
+    from gateway.streams import Thread, recall, remember
+
+    # One remembered term a sentence's groups may join: the stream's riskiest, unless the thread has its own.
+    sanitize = replace(HIV, memory_candidates=1)
+    policy = PolicyConfig(name="p", content=ContentPolicy(), sanitize=sanitize, stream_memory_days=30.0)
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        sent = (("b1", Thread("<b1@x>", "<b1@x>"), FIRST), ("a1", Thread("<a1@x>", "<a1@x>"), "Bring a clean needle."))
+        for message_id, thread, text in sent:
+            out = engine.sanitize(text, sanitize).text
+            remember(store, message_id=message_id, sender="s@x", recipients=["r@y"], thread=thread,
+                     disclosed={"p": disclosed_terms(engine, out, sanitize)})  # fmt: skip
+
+        def judged(thread: Thread) -> tuple[Memory, list[tuple[str, str, tuple[str, ...]]]]:
+            memory = recall(store, [policy], sender="s@x", recipients=["r@y"], thread=thread)["p"]
+            r = engine.sanitize(LATER, sanitize, disclosed=memory.terms)
+            return memory, [(d.term, d.reason, d.earlier) for d in r.decisions]
+
+        # "needle" (the other thread's) is riskier for HIV than "patient" and makes no group of LATER risky.
+        entities = engine.entities_of(sanitize)
+        ratio = {t: engine.verdict((frozenset({t}),), entities, 1.5).ratio for t in ("needle", "patient")}
+        assert ratio["needle"] > ratio["patient"] >= sanitize.group_floor
+        # A message of another thread (or none) is judged with the stream's riskiest term, as before: nothing.
+        assert judged(Thread("<c1@x>", "<c1@x>"))[1] == []
+        # A reply in the thread that let "patient" through is judged with it: "virus" is lowered, and the audit
+        # names the thread's message.
+        memory, decisions = judged(Thread("<b2@x>", "<b1@x>"))
+        assert decisions == [("virus", "stream", ("patient",))]
+        assert memory.sources(["patient"]) == ("b1",)
+        # The thread's terms are its rows' terms: they expire (and are purged) with the rows.
+        assert store.expire_memory({"p": time.time() + 1}) == 2
+        assert judged(Thread("<b2@x>", "<b1@x>"))[1] == []
+    finally:
+        store.close()

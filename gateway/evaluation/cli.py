@@ -101,6 +101,8 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--max-chars", type=int, default=20_000, help="cut each article after this many characters")
     t.add_argument("--cache", type=Path, default=Path("var/eval"), help="where K without the topics is built")
     t.add_argument("--messages", type=int, default=6, help="messages per thread")
+    t.add_argument("--one-stream", action="store_true",
+                   help="every thread from one sender to one recipient, interleaved (a list's stream)")  # fmt: skip
     t.set_defaults(alpha=[2.0])  # fmt: skip
 
 
@@ -193,7 +195,8 @@ def _threads(args: argparse.Namespace) -> int:
         _source(f"attackers: {', '.join(attackers)}")
     with tqdm(total=2 * len(docs), unit=" thread", desc="eval threads", file=sys.stderr) as bar:
         report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attackers=attackers,
-                                  progress=bar.update, max_group=args.max_group, unknown=args.unknown,
+                                  progress=bar.update, one_stream=args.one_stream,
+                                  max_group=args.max_group, unknown=args.unknown,
                                   evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
                                   coarsen_facts=not args.no_facts, named_budget=args.named_budget,
                                   omit_modifiers=not args.no_omit, second_order=not args.no_second_order)  # fmt: skip
@@ -204,6 +207,7 @@ def _threads(args: argparse.Namespace) -> int:
     data = {
         "alpha": report.alpha, "messages": report.size, "candidates": list(report.candidates),
         "attackers": list(report.attackers), "original": report.original, "naive": report.naive,
+        "original_later": report.original_later, "one_stream": report.one_stream,
         "summary": {mode: report.summary(mode) for mode in report.runs},
         "threads": {mode: [dataclasses.asdict(r) for r in rows] for mode, rows in report.runs.items()},
     }  # fmt: skip

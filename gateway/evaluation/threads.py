@@ -5,6 +5,10 @@ memory is recalled from a real store, the message is sanitized by the
 worker (MIME in, MIME out, the output verified), a delivered message's
 disclosure is remembered. What arrived is joined and attacked, once with the
 memory on and once with it off (each message judged alone).
+
+Each attacker also ranks the later messages alone, joined (the second message
+on): the memory never changes the first message of a thread, which an attacker
+of the whole thread reads too, so this is where the memory's own effect shows.
 """
 
 from __future__ import annotations
@@ -62,6 +66,8 @@ class ThreadResult:
     words_kept: int  # unchanged in what was delivered
     stream_decisions: int  # decisions the memory caused
     ranks: dict[str, int] = field(default_factory=dict)  # attacker -> rank of the true entity on the joined thread
+    # attacker -> its rank on the later messages joined (from the second on: what a memory can change)
+    later_ranks: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -72,11 +78,14 @@ class ThreadReport:
     attackers: tuple[str, ...] = ()
     original: dict[str, dict[str, int]] = field(default_factory=dict)  # attacker -> doc -> rank on the original
     naive: dict[str, dict[str, int]] = field(default_factory=dict)
+    original_later: dict[str, dict[str, int]] = field(default_factory=dict)  # on the original's later messages
     runs: dict[str, list[ThreadResult]] = field(default_factory=dict)  # "memory" / "alone"
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each run (recall, sanitize, remember)
+    one_stream: bool = False  # every thread in one stream (one sender, one recipient), interleaved
 
     def summary(self, mode: str) -> dict[str, float]:
-        """A run's figures; ``ranked_first`` and ``mean_rank`` for each attacker as ``<figure> <attacker>``."""
+        """A run's figures; ``ranked_first`` and ``mean_rank`` for each attacker as ``<figure> <attacker>``, and
+        on the later messages as ``ranked_first_later <attacker>`` and ``mean_rank_later <attacker>``."""
         rows = self.runs[mode]
         messages = sum(r.messages for r in rows)
         words = sum(r.words for r in rows)
@@ -85,6 +94,11 @@ class ThreadReport:
             ranks = [r.ranks[name] for r in rows if name in r.ranks]
             attacked[f"ranked_first {name}"] = 100.0 * sum(1 for r in ranks if r == 1) / len(ranks) if ranks else 0.0
             attacked[f"mean_rank {name}"] = sum(ranks) / len(ranks) if ranks else 0.0
+            later = [r.later_ranks[name] for r in rows if name in r.later_ranks]
+            attacked[f"ranked_first_later {name}"] = (
+                100.0 * sum(1 for r in later if r == 1) / len(later) if later else 0.0
+            )
+            attacked[f"mean_rank_later {name}"] = sum(later) / len(later) if later else 0.0
         return {
             "threads": len(rows),
             **attacked,
@@ -119,6 +133,40 @@ def _kept(original: str, sanitized: str) -> int:
     return sum(m.size for m in difflib.SequenceMatcher(None, a, b, autojunk=False).get_matching_blocks())
 
 
+class _ThreadRun:
+    """One thread under way: its messages sent one at a time, in order, what arrived kept."""
+
+    def __init__(self, doc: EvalDocument, policy: PolicyConfig, parts: Sequence[str], n: int, stream: int) -> None:
+        self.doc, self.policy, self.parts, self.n = doc, policy, parts, n
+        self.sender, self.recipient = f"author{stream}@org.example", f"reader{stream}@partner.example"
+        self.root = f"<thread{n}@org.example>"
+        self.delivered: list[tuple[int, str]] = []
+        self.result = ThreadResult(doc.doc_id, doc.entity, len(parts), 0, 0, 0, 0)
+
+    def send(self, engine: Engine, store: SQLiteStore, i: int) -> None:
+        """Message ``i`` through the gateway's path: recalled, sanitized, and remembered once delivered."""
+        body, policy, n = self.parts[i], self.policy, self.n
+        data = _mail(self.sender, self.recipient, f"Re: case {n}" if i else f"case {n}", body, i, self.root)
+        thread = streams.thread_of(data)
+        memory = streams.recall(store, [policy], sender=self.sender, recipients=[self.recipient], thread=thread)
+        message_id = f"t{n}m{i}"
+        job = sanitize_message(data, [policy], message_id, engine, memory)
+        self.result.words += len(_WORD.findall(body))
+        if job.verdict != "forward" or job.data is None:
+            return
+        out = _body(job.data)
+        self.delivered.append((i, out))
+        self.result.delivered += 1
+        self.result.words_kept += _kept(body, out)
+        self.result.stream_decisions += sum(1 for d in job.decisions if d.earlier)
+        streams.remember(store, message_id=message_id, sender=self.sender, recipients=[self.recipient],
+                         thread=thread, disclosed=job.disclosed)  # fmt: skip
+
+    def arrived(self) -> tuple[str, str]:
+        """The joined text that arrived, and the same of the messages from the second on."""
+        return "\n\n".join(out for _i, out in self.delivered), "\n\n".join(o for i, o in self.delivered if i > 0)
+
+
 def run_thread(
     engine: Engine,
     store: SQLiteStore,
@@ -126,29 +174,13 @@ def run_thread(
     policy: PolicyConfig,
     parts: Sequence[str],
     n: int,
-) -> tuple[ThreadResult, str]:
-    """Send one thread through the gateway's path; (its result, the joined text that arrived)."""
-    sender, recipient = f"author{n}@org.example", f"reader{n}@partner.example"
-    root = f"<thread{n}@org.example>"
-    delivered: list[str] = []
-    result = ThreadResult(doc.doc_id, doc.entity, len(parts), 0, 0, 0, 0)
-    for i, body in enumerate(parts):
-        data = _mail(sender, recipient, f"Re: case {n}" if i else f"case {n}", body, i, root)
-        thread = streams.thread_of(data)
-        memory = streams.recall(store, [policy], sender=sender, recipients=[recipient], thread=thread)
-        message_id = f"t{n}m{i}"
-        job = sanitize_message(data, [policy], message_id, engine, memory)
-        result.words += len(_WORD.findall(body))
-        if job.verdict != "forward" or job.data is None:
-            continue
-        out = _body(job.data)
-        delivered.append(out)
-        result.delivered += 1
-        result.words_kept += _kept(body, out)
-        result.stream_decisions += sum(1 for d in job.decisions if d.earlier)
-        streams.remember(store, message_id=message_id, sender=sender, recipients=[recipient], thread=thread,
-                         disclosed=job.disclosed)  # fmt: skip
-    return result, "\n\n".join(delivered)
+) -> tuple[ThreadResult, str, str]:
+    """Send one thread through the gateway's path; (its result, the joined text that arrived, and the same of the
+    messages from the second on)."""
+    run = _ThreadRun(doc, policy, parts, n, n)
+    for i in range(len(parts)):
+        run.send(engine, store, i)
+    return run.result, *run.arrived()
 
 
 def evaluate_threads(
@@ -159,10 +191,13 @@ def evaluate_threads(
     size: int,
     attackers: Mapping[str, Attacker],
     progress: Callable[[int], None] = lambda _n: None,
+    one_stream: bool = False,
     **sanitize: object,
 ) -> ThreadReport:
+    """``one_stream``: every thread from one sender to one recipient, their messages interleaved (the first of
+    each thread, then the second of each, ...), as threads share a list's stream; else a stream per thread."""
     candidates = tuple(dict.fromkeys(d.entity for d in docs))
-    report = ThreadReport(alpha, size, candidates, tuple(attackers))
+    report = ThreadReport(alpha, size, candidates, tuple(attackers), one_stream=one_stream)
     threads = [(doc, split_thread(doc.text, size)) for doc in docs]
     for name, attacker in attackers.items():
         original, naive = report.original.setdefault(name, {}), report.naive.setdefault(name, {})
@@ -170,29 +205,38 @@ def evaluate_threads(
             joined = "\n\n".join(parts)
             original[doc.doc_id] = rank_of(attacker.scores(joined, candidates), doc.entity)
             naive[doc.doc_id] = rank_of(attacker.scores(naive_removal(joined, doc.entity), candidates), doc.entity)
+            original_later = report.original_later.setdefault(name, {})
+            original_later[doc.doc_id] = rank_of(attacker.scores("\n\n".join(parts[1:]), candidates), doc.entity)
     # Alone first: the memory run then finds the counts both share warm, and its extra time is the memory's own.
     for mode, days in (("alone", 0.0), ("memory", 30.0)):
-        rows: list[ThreadResult] = []
         started = time.perf_counter()
+        runs = [
+            _ThreadRun(doc, PolicyConfig(
+                name="topic", content=ContentPolicy(),
+                sanitize=SanitizePolicy(entities=(doc.entity,), alpha=alpha, **sanitize),  # type: ignore[arg-type]
+                stream_memory_days=days,
+            ), parts, n, 0 if one_stream else n)
+            for n, (doc, parts) in enumerate(threads)
+        ]  # fmt: skip
+        # A stream per thread: each thread whole, one after the other; one stream: message by message, interleaved.
+        order = [(r, i) for i in range(size) for r in runs if i < len(r.parts)] if one_stream else [
+            (r, i) for r in runs for i in range(len(r.parts))]  # fmt: skip
         with tempfile.TemporaryDirectory(prefix="sanigate-threads-") as tmp:
             store = SQLiteStore(Path(tmp) / "store.db")
             try:
-                for n, (doc, parts) in enumerate(threads):
-                    policy = PolicyConfig(
-                        name="topic", content=ContentPolicy(),
-                        sanitize=SanitizePolicy(entities=(doc.entity,), alpha=alpha, **sanitize),  # type: ignore[arg-type]
-                        stream_memory_days=days,
-                    )  # fmt: skip
-                    result, joined = run_thread(engine, store, doc, policy, parts, n)
-                    attacked = time.perf_counter()
-                    for name, attacker in attackers.items():
-                        result.ranks[name] = rank_of(attacker.scores(joined, candidates), doc.entity)
-                    started += time.perf_counter() - attacked  # the attackers' time is not the gateway's
-                    rows.append(result)
-                    progress(1)
+                for run, i in order:
+                    run.send(engine, store, i)
             finally:
                 store.close()
-        report.runs[mode] = rows
+        for run in runs:
+            joined, later = run.arrived()
+            attacked = time.perf_counter()
+            for name, attacker in attackers.items():
+                run.result.ranks[name] = rank_of(attacker.scores(joined, candidates), run.doc.entity)
+                run.result.later_ranks[name] = rank_of(attacker.scores(later, candidates), run.doc.entity)
+            started += time.perf_counter() - attacked  # the attackers' time is not the gateway's
+            progress(1)
+        report.runs[mode] = [run.result for run in runs]
         report.seconds[mode] = time.perf_counter() - started
     return report
 
@@ -200,9 +244,15 @@ def evaluate_threads(
 def threads_markdown(report: ThreadReport) -> str:
     lines = [
         f"# Threads: {len(report.runs.get('memory', []))} documents, each split into {report.size} messages, "
-        f"α = {report.alpha:g}",
+        f"α = {report.alpha:g}"
+        + (
+            ", all in one stream (one sender, one recipient), interleaved"
+            if report.one_stream
+            else ", each its own stream"
+        ),
         "",
-        f"Each attacker ranks {len(report.candidates)} candidates on the joined thread as it arrived.",
+        f"Each attacker ranks {len(report.candidates)} candidates on the joined thread as it arrived, and on its "
+        "later messages alone (the second on, joined: the memory never changes a thread's first message).",
         "",
         "| run | messages delivered | words kept | memory decisions | ms per message |",
         "|---|---|---|---|---|",
@@ -220,16 +270,33 @@ def threads_markdown(report: ThreadReport) -> str:
             if ranks:
                 first = 100.0 * sum(1 for r in ranks.values() if r == 1) / len(ranks)
                 lines.append(f"| {label} | {first:.1f} % | {sum(ranks.values()) / len(ranks):.2f} |")
+        if ranks := report.original_later.get(name, {}):
+            first = 100.0 * sum(1 for r in ranks.values() if r == 1) / len(ranks)
+            lines.append(
+                f"| original thread: later messages | {first:.1f} % | {sum(ranks.values()) / len(ranks):.2f} |"
+            )
         for mode, label in runs:
             if mode in report.runs:
                 s = report.summary(mode)
                 lines.append(f"| {label} | {s[f'ranked_first {name}']:.1f} % | {s[f'mean_rank {name}']:.2f} |")
+        for mode, label in runs:
+            if mode in report.runs:
+                s = report.summary(mode)
+                lines.append(f"| {label}: later messages | {s[f'ranked_first_later {name}']:.1f} % "
+                             f"| {s[f'mean_rank_later {name}']:.2f} |")  # fmt: skip
     header = " | ".join(f"{n} alone | {n} with memory" for n in report.attackers)
-    lines += ["", f"| document | entity | {header} | delivered (memory) | memory decisions |",
+    lines += ["", "Ranks on the joined thread, on its later messages in brackets.", "",
+              f"| document | entity | {header} | delivered (memory) | memory decisions |",
               "|---|---|" + "---|---|" * len(report.attackers) + "---|---|"]  # fmt: skip
     alone = {r.doc_id: r for r in report.runs.get("alone", [])}
     for r in report.runs.get("memory", []):
         a = alone.get(r.doc_id)
-        cells = " | ".join(f"{a.ranks.get(n, '-') if a else '-'} | {r.ranks.get(n, '-')}" for n in report.attackers)
+        cells = " | ".join(f"{_ranks(a, n)} | {_ranks(r, n)}" for n in report.attackers)
         lines.append(f"| {r.doc_id} | {r.entity} | {cells} | {r.delivered}/{r.messages} | {r.stream_decisions} |")
     return "\n".join(lines) + "\n"
+
+
+def _ranks(row: ThreadResult | None, attacker: str) -> str:
+    if row is None or attacker not in row.ranks:
+        return "-"
+    return f"{row.ranks[attacker]} ({row.later_ranks.get(attacker, '-')})"

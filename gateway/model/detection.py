@@ -238,9 +238,15 @@ class Detector:
         by_key: dict[str, list[TermOccurrence]],
         entities: Sequence[Entity],
         policy: SanitizePolicy,
+        thread: Collection[str] = (),
     ) -> dict[str, tuple[frozenset[str], float]]:
         """Disclosed keys that may join a group, as ``_group_members`` gives them: a term this text
-        has itself is judged as this text's; at most ``memory_candidates`` of them, riskiest first."""
+        has itself is judged as this text's; at most ``memory_candidates`` of them, riskiest first.
+
+        Beside them, the riskiest ``memory_candidates`` of those ``thread`` holds (what earlier messages of this
+        message's own thread let through): a busy stream's riskiest terms come from its other threads, and chosen
+        by risk alone they left out terms of the reply's own thread in 10 of the 17 replies among 300 archive
+        messages (85 terms). Both sets together, not the thread's instead of the stream's: the memory only adds."""
         allow = {self.key(t) for t in policy.allow}
         ratios = self._memory_ratios.of(entities, policy.alpha)
         floor = policy.group_floor
@@ -256,7 +262,12 @@ class Detector:
             if ratio is not None and ratio >= floor:
                 cands.append((ratio, key))
         cands.sort(reverse=True)
-        return {key: (frozenset({key}), ratio) for ratio, key in cands[: policy.memory_candidates]}
+        n = policy.memory_candidates
+        if thread and len(cands) > n:
+            # The stream's riskiest and the thread's, in the order by risk (the groups' order).
+            chosen = {key for _r, key in cands[:n]} | {key for _r, key in [rk for rk in cands if rk[1] in thread][:n]}
+            return {key: (frozenset({key}), ratio) for ratio, key in cands if key in chosen}
+        return {key: (frozenset({key}), ratio) for ratio, key in cands[:n]}
 
     def groups(self, st: RoundState) -> None:
         """Judge the groups of every sentence and paragraph; generalize (or redact) a member of each risky one."""

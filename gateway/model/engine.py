@@ -52,7 +52,7 @@ from gateway.model.generalization import Generalizer, NameKinds, Risky
 from gateway.model.incremental import TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
-from gateway.model.memory import NAMING, is_marker, named_in, signature_in
+from gateway.model.memory import NAMING, is_marker, named_in, signature_in, thread_in
 from gateway.model.modifiers import is_omitted
 from gateway.model.prefilter import CleanTextFilter, WholeKnowledge
 from gateway.model.reading import Reader
@@ -219,6 +219,7 @@ class Engine:
         # and the signature of c those messages had (related.py), which this one is judged with as well
         thread_signature = {e: keys for e, keys in signature_in(disclosed).items() if e in thread_named}
         text_named: set[str] = set()  # filled by the rounds: later rounds no longer hold the name
+        thread_terms = thread_in(disclosed)  # what the thread's own earlier messages let through: judged with first
         disclosed = [k for k in disclosed if not is_marker(k)]
         self.evidence.second_order.clear()  # this text's signature is read by its first round
         memo = self.reader.text_memo(policy, entities)
@@ -261,6 +262,7 @@ class Engine:
                     keys_out=original_keys if rounds == 1 else None,
                     avoid=flagged,
                     disclosed=disclosed if remembering else (),
+                    thread=thread_terms if remembering else (),
                     memo=memo if self.incremental else self.reader.text_memo(policy, entities),
                     first=rounds == 1,
                     # c's signature is read from the text as it came: by the first round, and again (with the
@@ -374,6 +376,7 @@ class Engine:
         keys_out: list[str] | None = None,
         avoid: Collection[str] = (),
         disclosed: Collection[str] = (),
+        thread: Collection[str] = (),
         memo: TextMemo | None = None,
         first: bool = False,
         signature_from: Collection[str] | None = None,
@@ -402,7 +405,7 @@ class Engine:
             self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
         if policy.max_group >= 2:
             # Groups are judged in every round; in a redacting round their members are redacted.
-            remembered = self.detector.remembered(disclosed, by_key, entities, policy)
+            remembered = self.detector.remembered(disclosed, by_key, entities, policy, thread)
             self.detector.groups(RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
                                             redact=redact_all, remembered=remembered, memo=memo.groups,
                                             written=written or {}))  # fmt: skip

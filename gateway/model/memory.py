@@ -77,6 +77,23 @@ def signature_in(disclosed: Iterable[str]) -> dict[str, frozenset[str]]:
     return {e: frozenset(keys) for e, keys in found.items()}
 
 
+# Remembered for a message of the same thread, beside the term itself: a term one of the thread's earlier messages
+# let through. A stream (a list: one sender, one recipient) remembers the riskiest of thousands of terms, most from
+# its other threads; a reply is judged with its own thread's riskiest terms as well (Detector.remembered), the
+# conversation its recipient reads it in. The store holds no more than it did: each row keeps its thread (its root
+# Message-ID), and the marker is made when the rows are folded for a message of that thread (``counted``).
+THREAD = "[thread] "
+
+
+def thread_marker(key: str) -> str:
+    return THREAD + key
+
+
+def thread_in(disclosed: Iterable[str]) -> frozenset[str]:
+    """The terms ``disclosed`` says earlier messages of the thread let through."""
+    return frozenset(t[len(THREAD) :] for t in disclosed if t.startswith(THREAD))
+
+
 def is_marker(term: str) -> bool:
     """A marker of the memory (a thread's named entity or signature), not a term the message let through."""
     return term.startswith("[")
@@ -90,9 +107,9 @@ def named_in(disclosed: Iterable[str]) -> frozenset[str]:
 def counted(d: Disclosure, thread: str) -> Iterable[str]:
     """A disclosure's terms as they count for a message of ``thread``: that c was named, and its signature,
     within its thread only (a list's other messages are about other things); the terms across the whole stream,
-    as groups."""
+    as groups, those of the thread's own messages marked as the thread's as well."""
     if d.thread and d.thread == thread:
-        return d.terms
+        return (*d.terms, *(thread_marker(t) for t in d.terms if not is_marker(t)))
     return (t for t in d.terms if not is_marker(t))
 
 
