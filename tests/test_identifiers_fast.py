@@ -438,3 +438,77 @@ def test_names_of_some_kinds_are_the_names_of_those_kinds(wordnet: WordNet) -> N
     for kinds in (SAFE_HARBOR, frozenset({"ORG", "MISC"}), frozenset({"PERSON"})):
         for text, found in zip(texts, every, strict=True):
             assert list(recognizer(text, kinds)) == [f for f in found if f.kind in kinds]
+
+
+# Patterns scanned only when the text's shape (patterns.shape_of) holds what each of their matches holds: each is
+# compared with its full scan. The edges write every separator a pattern allows, digits of other scripts (which
+# "\d" matches: outside ASCII, so "9" in the shape), blanks outside ASCII, and "?" (which the shape also reads as
+# a digit).
+GATE_EDGES = [
+    # one case a text, so that a gate that misses one case misses a whole text's match
+    "SSN 123-45-6789", "ssn 123 45 6789", "SSN 123-45 6789", "SSN 123 45-6789", "not 123-456789 nor 12-345-6789",
+    "SSN 078051120", "SSN: ०७८०५११२०", "١٢٣-٤٥-٦٧٨٩ (Arabic-Indic)", "૧૨૩ ૪૫ ૬૭૮૯", "ssn#١٢٣٤٥٦٧٨٩",
+    "Card 4111 1111 1111 1111", "card 4111-1111-1111-1111", "4111111111111111", "3 7 8 2 8 2 2 4 6 3 1 0 0 0 5",
+    "5555-5555-5555-4444-123", "٤١١١١١١١١١١١١١١١",
+    "IBAN DE89 3704 0044 0532 0130 00", "GB82WEST12345698765432", "NL91 ABNA 0417 1643 00", "DE٨٩ 3704 0044 0532 0130",
+    "xDE89370400440532013000", "Codice fiscale RSSMRA85T10A562S", "MRTMTT91D08F205J", "RSSMRA٨٥T10A562S",
+    "DNI 12345678Z", "12345678-Z", "١٢٣٤٥٦٧٨Z", "x12345678Z",
+    "NIR 1 84 12 76 451 089 46", "184127645108946", "2 55 08 2A 123 456 78", "255082B12345678",
+    "1\u00a084\u00a012 76 451\u00a0089\u00a046", "2\u200984\u20091276451089 46", "1\t84\n12\r76\x0b451\x0c089\x1c46",
+    "1?84127645108946",
+]  # fmt: skip
+
+
+def _gated_spans(pattern: re.Pattern[str], text: str) -> list[tuple[int, int]]:
+    return [m.span() for m in P._gated(pattern, text, P.shape_of(text))]
+
+
+@pytest.mark.parametrize("text", GATE_EDGES)
+def test_a_gated_scan_finds_what_the_full_scan_finds(text: str) -> None:
+    for pattern in P._GATES:
+        assert _gated_spans(pattern, text) == [m.span() for m in pattern.finditer(text)], pattern.pattern
+
+
+def test_the_gate_edges_are_exercised() -> None:
+    for pattern in P._GATES:
+        found = [m.group() for text in GATE_EDGES for m in pattern.finditer(text)]
+        assert len(found) >= 3, pattern.pattern
+        # a match of each with a character outside ASCII in it: its shape is read as the pattern's digit
+        assert any(not m.isascii() for m in found), pattern.pattern
+
+
+def test_a_text_without_what_a_match_holds_is_not_scanned() -> None:
+    text = "Ticket 2024, build 12345, part AB1 and 555-1234 of 19 May: nothing any of these patterns takes."
+    shape = P.shape_of(text)
+    assert all(not gate(shape) for gate in P._GATES.values())
+    for pattern in P._GATES:  # what a skipped scan would have found: nothing
+        assert not pattern.search(text), pattern.pattern
+
+
+def test_a_shape_has_a_byte_for_each_character() -> None:
+    text = "Ab9?\u00e9\u2029\udc80\U0001f600 \u0663z-"
+    shape = P.shape_of(text)
+    assert len(shape) == len(text)
+    assert shape == b"Ab999999 9z-"
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_gated_scans_on_archive_texts() -> None:
+    skipped = scanned = 0
+    for text in archive_texts(300, chars=20_000):
+        shape = P.shape_of(text)
+        for pattern, gate in P._GATES.items():
+            assert _gated_spans(pattern, text) == [m.span() for m in pattern.finditer(text)]
+            if gate(shape):
+                scanned += 1
+            else:
+                skipped += 1
+    assert skipped > 5 * scanned  # most of these scans are ruled out by the shape
+
+
+def test_the_recognizers_take_the_shape_or_make_it() -> None:
+    text = " ".join(GATE_EDGES)
+    for _kinds, recognizer in P.STRUCTURED:
+        assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None))
+    assert {f.kind for f in P.ssns(text)} == {"SSN"} and {f.kind for f in P.national_ids(text)} == {"NATIONAL_ID"}
+    assert any(f.kind == "CARD" for f in P.cards(text)) and any(f.kind == "IBAN" for f in P.ibans(text))

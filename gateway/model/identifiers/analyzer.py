@@ -16,7 +16,7 @@ import phonenumbers
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import TITLES, Lexicon, NameRecognizer
-from gateway.model.identifiers.patterns import LABELLED, structured
+from gateway.model.identifiers.patterns import LABELLED, shape_of, structured
 from gateway.model.normalize import fold_with_offsets
 
 NAME_KINDS = frozenset({K.PERSON, K.ORG, K.LOC, K.DEM, K.MISC})
@@ -54,9 +54,10 @@ class Analyzer:
     def _analyze(self, text: str, kinds: Collection[str]) -> list[Finding]:
         wanted = frozenset(kinds)
         found: list[Finding] = []
+        shape = shape_of(text)  # computed once: the recognizers skip the scans it rules out
         for produces, recognizer in self._structured:
             if produces & wanted:
-                found.extend(f for f in recognizer(text) if f.kind in wanted)
+                found.extend(f for f in recognizer(text, shape) if f.kind in wanted)
         if NAME_KINDS & wanted:
             found.extend(self._names(text, wanted))
         # Nothing crosses a paragraph separator: in a message that is the border between two parts.

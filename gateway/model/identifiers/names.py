@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from typing import Literal, Protocol
 
@@ -160,8 +161,11 @@ class NameRecognizer:
         self._lexicon = lexicon
         self._cache_lines = cache_lines
         # Keyed by a digest of the line (personalised by the closing bit), so what is remembered holds no text
-        # of anyone's mail; the least recently read line goes first.
-        self._lines: dict[bytes, tuple[_LineFinding, ...]] = {}
+        # of anyone's mail; the least recently read line goes first. An OrderedDict, not a dict: a dict read in
+        # this order (every line read is moved to the end) leaves a deleted entry behind at each move, and
+        # finding its oldest key walks over all of them (tens of thousands once the cache is full: 2 us a line
+        # that is not kept, against 0.3 us here).
+        self._lines: OrderedDict[bytes, tuple[_LineFinding, ...]] = OrderedDict()
 
     def __call__(self, text: str, kinds: Collection[str] | None = None) -> Iterator[Finding]:
         """The names of a text; ``kinds``: only those of these kinds (the others are not even built)."""
@@ -196,12 +200,14 @@ class NameRecognizer:
         key = hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16,
                               person=_AFTER_CLOSING if closing else b"").digest()  # fmt: skip
         lines = self._lines
-        known = lines.pop(key, None)
-        if known is None:
-            known = self._read_line(line, closing)
-            if len(lines) >= self._cache_lines:
-                del lines[next(iter(lines))]
-        lines[key] = known  # last: read most recently
+        known = lines.get(key)
+        if known is not None:
+            lines.move_to_end(key)  # last: read most recently
+            return known
+        known = self._read_line(line, closing)
+        if len(lines) >= self._cache_lines:
+            lines.popitem(last=False)
+        lines[key] = known
         return known
 
     def _read_line(self, text: str, closing: bool) -> tuple[_LineFinding, ...]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import re
+from collections import OrderedDict
 from collections.abc import Callable, Iterator
 
 import phonenumbers
@@ -213,7 +214,8 @@ _CASE_NUMBER_HINT = re.compile(r"/(?<=\d\d\d\d/)\d\d")
 _MIXED_CODE_HINT = re.compile(r"-(?<=[A-Z0-9]-)[A-Z0-9]")
 _CODE_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 
-Recognizer = Callable[[str], Iterator[Finding]]
+# A recognizer reads a text, and may be given its shape (``shape_of``) to skip the scans it rules out.
+Recognizer = Callable[[str, bytes | None], Iterator[Finding]]
 LABELLED = "labelled number"  # the source of a number its label names
 
 
@@ -249,6 +251,37 @@ def _anchored(starts: re.Pattern[str], pattern: re.Pattern[str], text: str) -> I
             yield m
 
 
+# A text as one byte a character, for a test before a scan (``shape_of``): each digit is "9", and so is each
+# character outside ASCII (any script's digits are "\d"; the encoder writes "?" for each of them, so "?" is "9"
+# too), each capital A-Z is "A", the rest of ASCII is itself. A match of a pattern made of digits, capitals and
+# ASCII punctuation stands in the shape as one of a few fixed strings; a text whose shape holds none of them has no
+# match, and the pattern is not scanned. Such a scan tries every digit or every capital of the text; the test is a
+# substring search over a byte string. Where blanks or separators may stand between a match's digits, they are
+# taken out of the shape first (a character outside ASCII that the pattern reads as a blank is then one more "9",
+# which only lengthens a run of them).
+_SHAPE = bytes.maketrans(b"0123456789?ABCDEFGHIJKLMNOPQRSTUVWXYZ", b"9" * 11 + b"A" * 26)
+_ASCII_BLANKS = b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"  # what "\s" matches in ASCII
+
+
+def shape_of(text: str) -> bytes:
+    """The text's shape: one byte for each character (see _SHAPE)."""
+    return text.encode("ascii", "replace").translate(_SHAPE)
+
+
+def _holds(shape: bytes, *strings: bytes) -> bool:
+    return any(s in shape for s in strings)
+
+
+# For each pattern tested before its scan, what the shape of a text holding a match holds (tests compare the scans
+# with and without the test on crafted edges and archive texts).
+_GATES: dict[re.Pattern[str], Callable[[bytes], bool]] = {}
+
+
+def _gated(pattern: re.Pattern[str], text: str, shape: bytes) -> Iterator[re.Match[str]]:
+    """``pattern.finditer(text)``, or nothing where the shape rules every match out."""
+    return pattern.finditer(text) if _GATES[pattern](shape) else iter(())
+
+
 def _dotted_version(m: re.Match[str], text: str) -> bool:
     """ "2.1.33", "1.2.13.4": a version, not a date. Dotted numbers are dates when written as dates are: day
     and month with two digits where the year has two ("02.01.33"), and no further ".4" after them."""
@@ -260,7 +293,7 @@ def _dotted_version(m: re.Match[str], text: str) -> bool:
     return len(year) == 2 and (len(day) == 1 or len(month) == 1)
 
 
-def dates(text: str) -> Iterator[Finding]:
+def dates(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in (*_anchored(_DIGIT_START, _DATE_AT_DIGIT, text), *_anchored(_MONTH_START, _DATE_AT_MONTH, text)):
         if m.re is _DATE_AT_DIGIT and m.group("sep") and _dotted_version(m, text):
             continue
@@ -297,12 +330,12 @@ def dates(text: str) -> Iterator[Finding]:
                           parts=(("year", years),))  # fmt: skip
 
 
-def durations(text: str) -> Iterator[Finding]:
+def durations(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _DURATION.finditer(text):
         yield _f(m, K.DURATION, "duration pattern", 0.6)
 
 
-def ages(text: str) -> Iterator[Finding]:
+def ages(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _AGE_AT_GE.finditer(text):
         value = m.group("a")
         if 0 < int(value) < 130:
@@ -315,12 +348,12 @@ def ages(text: str) -> Iterator[Finding]:
             yield _f(m, K.AGE, "age pattern", parts=(("age", value),))
 
 
-def quantities(text: str) -> Iterator[Finding]:
+def quantities(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _QUANTITY.finditer(text):
         yield _f(m, K.QUANTITY, "quantity pattern", 0.6)
 
 
-def emails(text: str) -> Iterator[Finding]:
+def emails(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     """``[\\w.%+'-]+@domain`` with a word boundary before it, as a left-to-right scan would find it."""
     if "@" not in text:
         return
@@ -342,12 +375,12 @@ def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
 
-def urls(text: str) -> Iterator[Finding]:
+def urls(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _URL.finditer(text):
         yield _f(m, K.URL, "URL pattern", 1.0)
 
 
-def ips(text: str) -> Iterator[Finding]:
+def ips(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _IPV4.finditer(text):
         try:
             ipaddress.IPv4Address(m.group())
@@ -371,24 +404,27 @@ def ips(text: str) -> Iterator[Finding]:
         yield _f(m, K.DEVICE, "MAC address", 0.9)
 
 
-def ssns(text: str) -> Iterator[Finding]:
-    for m in _SSN.finditer(text):
+def ssns(text: str, shape: bytes | None = None) -> Iterator[Finding]:
+    shape = shape_of(text) if shape is None else shape
+    for m in _gated(_SSN, text, shape):
         if us_ssn.is_valid(_NOT_DIGIT.sub("", m.group())):
             yield _f(m, K.SSN, "stdnum.us.ssn", 0.95)
-    for m in _SSN_LABELLED.finditer(text):
+    for m in _gated(_SSN_LABELLED, text, shape):
         if us_ssn.is_valid(m.group(1)):
             yield _f(m, K.SSN, "stdnum.us.ssn", 0.95, group=1)
 
 
-def cards(text: str) -> Iterator[Finding]:
-    for m in _CARD.finditer(text):
+def cards(text: str, shape: bytes | None = None) -> Iterator[Finding]:
+    shape = shape_of(text) if shape is None else shape
+    for m in _gated(_CARD, text, shape):
         digits = _NOT_DIGIT.sub("", m.group())
         if 13 <= len(digits) <= 19 and digits[0] in "23456" and luhn.is_valid(digits):
             yield _f(m, K.CARD, "stdnum.luhn", 0.95)
 
 
-def ibans(text: str) -> Iterator[Finding]:
-    for m in _IBAN.finditer(text):
+def ibans(text: str, shape: bytes | None = None) -> Iterator[Finding]:
+    shape = shape_of(text) if shape is None else shape
+    for m in _gated(_IBAN, text, shape):
         # Imported at the first candidate: stdnum.iban reads its bank-code database at import (2.9 MB in
         # every worker), and most mail holds nothing shaped like an IBAN.
         from stdnum import iban as std_iban
@@ -397,14 +433,13 @@ def ibans(text: str) -> Iterator[Finding]:
             yield _f(m, K.IBAN, "stdnum.iban", 1.0)
 
 
+_IT_CF = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]{5}\d\d[A-Z]\d\d[A-Z]\d{3}[A-Z]\b")
+_ES_DNI = re.compile(r"\d(?<!\w\d)\d{7}-?[A-Z]\b")
+_FR_NIR = re.compile(r"[12](?<!\w[12])\s?\d\d\s?\d\d\s?(?:\d\d|2[AB])\s?\d{3}\s?\d{3}\s?\d\d\b")
 _NATIONAL: list[tuple[re.Pattern[str], Callable[[str], bool], str]] = [
-    (re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]{5}\d\d[A-Z]\d\d[A-Z]\d{3}[A-Z]\b"), it_cf.is_valid, "stdnum.it.codicefiscale"),
-    (re.compile(r"\d(?<!\w\d)\d{7}-?[A-Z]\b"), es_dni.is_valid, "stdnum.es.dni"),
-    (
-        re.compile(r"[12](?<!\w[12])\s?\d\d\s?\d\d\s?(?:\d\d|2[AB])\s?\d{3}\s?\d{3}\s?\d\d\b"),
-        fr_nir.is_valid,
-        "stdnum.fr.nir",
-    ),
+    (_IT_CF, it_cf.is_valid, "stdnum.it.codicefiscale"),
+    (_ES_DNI, es_dni.is_valid, "stdnum.es.dni"),
+    (_FR_NIR, fr_nir.is_valid, "stdnum.fr.nir"),
 ]
 _NEEDS_LABEL: list[tuple[Callable[[str], bool], str]] = [
     (gb_nhs.is_valid, "stdnum.gb.nhs"),
@@ -413,9 +448,24 @@ _NEEDS_LABEL: list[tuple[Callable[[str], bool], str]] = [
 ]
 
 
-def national_ids(text: str) -> Iterator[Finding]:
+_GATES.update({
+    # 123-45-6789: three digits, a hyphen or blank, two, a hyphen or blank, four
+    _SSN: lambda shape: _holds(shape, b"999-99-9999", b"999-99 9999", b"999 99-9999", b"999 99 9999"),
+    _SSN_LABELLED: lambda shape: b"9" * 9 in shape,  # nine digits after the label
+    # 13 to 19 digits, a hyphen or blank between any two
+    _CARD: lambda shape: b"9" * 13 in shape.translate(None, b" -"),
+    _IBAN: lambda shape: b"AA99" in shape,  # a country's two capitals and two check digits
+    _IT_CF: lambda shape: b"AAAAAA99A99A999A" in shape,
+    _ES_DNI: lambda shape: _holds(shape, b"99999999A", b"99999999-A"),
+    # 15 digits with blanks between groups, or "2A" / "2B" (Corsica) for the department's two digits
+    _FR_NIR: lambda shape: _holds(shape.translate(None, _ASCII_BLANKS), b"9" * 15, b"999999A99999999"),
+})  # fmt: skip
+
+
+def national_ids(text: str, shape: bytes | None = None) -> Iterator[Finding]:
+    shape = shape_of(text) if shape is None else shape
     for pattern, valid, source in _NATIONAL:
-        for m in pattern.finditer(text):
+        for m in _gated(pattern, text, shape):
             if valid(m.group()):
                 yield _f(m, K.NATIONAL_ID, source, 0.95)
 
@@ -444,7 +494,7 @@ _LABEL_RUN_CHARS = "A-Za-z\u0130\u0131\u017f\u212a \t'/#:._\\-"
 _BEFORE_A_DIGIT = re.compile(rf"[{_LABEL_RUN_CHARS}](?<![{_LABEL_RUN_CHARS}].)[{_LABEL_RUN_CHARS}]*+(?=\d)")
 
 
-def labelled_numbers(text: str) -> Iterator[Finding]:
+def labelled_numbers(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _labels(text):
         kind = next(_GROUP_KIND[g] for g in _GROUP_KIND if m.group(g) is not None)
         value = m.group("value").rstrip(".-/")
@@ -485,7 +535,7 @@ def _vin_ok(vin: str) -> bool:
     return vin[8] == ("X" if check == 10 else str(check))
 
 
-def phones(text: str, region: str = "US") -> Iterator[Finding]:
+def phones(text: str, shape: bytes | None = None, region: str = "US") -> Iterator[Finding]:
     """Phone numbers: what the pattern proposes and ``phonenumbers`` accepts (``Phones``, remembering nothing)."""
     return Phones(region=region, remember=0)(text)
 
@@ -498,9 +548,10 @@ class Phones:
     def __init__(self, *, region: str = "US", remember: int = 4096) -> None:
         self._region = region
         self._remember = remember
-        self._rejected: dict[bytes, None] = {}
+        # Oldest first (popitem(last=False): a dict's first key is found by walking over every deleted entry).
+        self._rejected: OrderedDict[bytes, None] = OrderedDict()
 
-    def __call__(self, text: str) -> Iterator[Finding]:
+    def __call__(self, text: str, shape: bytes | None = None) -> Iterator[Finding]:
         for m in _PHONE_CANDIDATE.finditer(text):
             raw = m.group().strip()
             digits = _NOT_DIGIT.sub("", raw)
@@ -536,7 +587,7 @@ class Phones:
         if not self._remember:
             return
         if len(self._rejected) >= self._remember:
-            del self._rejected[next(iter(self._rejected))]
+            self._rejected.popitem(last=False)
         self._rejected[key] = None
 
 
@@ -545,13 +596,13 @@ _ISO_DATE_START = re.compile(r"(?:1[6-9]|20)\d\d([-/])(?:0[1-9]|1[0-2])\1(?:0[1-
 _GROUPED_DIGITS = re.compile(r"(?:\+|00)?[\d().]*\d[\s().-]+\d[\d\s().-]*")
 
 
-def zips(text: str) -> Iterator[Finding]:
+def zips(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _FIVE_DIGITS.finditer(text):
         if _ZIP_BEFORE.search(text, max(0, m.start() - 20), m.start()):
             yield _f(m, K.ZIP, "ZIP after a state", 0.85, parts=(("zip", m.group()[:5]),))
 
 
-def addresses(text: str) -> Iterator[Finding]:
+def addresses(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _ADDRESS.finditer(text):
         parts = tuple((k, v) for k in ("city", "state", "zip") if (v := m.group(k)))
         yield _f(m, K.ADDRESS, "street address", 0.85, parts=parts)
