@@ -92,6 +92,19 @@ def test_the_line_cache_holds_no_text(wordnet: WordNet) -> None:
         assert b"Raman" not in digest and b"Nowak" not in digest
 
 
+def test_the_line_cache_keys_are_the_personalised_digests(wordnet: WordNet) -> None:
+    import hashlib
+
+    # Each line is keyed by blake2b's digest personalised by the closing bit: b"" (the digest computed without
+    # passing a personalisation is that one) or b"closing" after "Regards,".
+    recognizer = NameRecognizer(WordNetLexicon(wordnet))
+    list(recognizer("Dear Ren\u00e9e M\u00fcller,\nThe Court of Appeal agreed.\n\nKind regards,\nPriya Raman"))
+    want = {hashlib.blake2b(line.encode(), digest_size=16, person=b"").digest()
+            for line in ("Dear Ren\u00e9e M\u00fcller,", "The Court of Appeal agreed.", "Kind regards,")}  # fmt: skip
+    want.add(hashlib.blake2b(b"Priya Raman", digest_size=16, person=b"closing").digest())
+    assert set(recognizer._lines) == want
+
+
 def test_the_line_cache_keeps_the_lines_read_again(wordnet: WordNet) -> None:
     recognizer = NameRecognizer(WordNetLexicon(wordnet), cache_lines=2)
     read: list[str] = []
