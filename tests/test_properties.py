@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hypothesis import HealthCheck, example, given, settings
@@ -10,6 +11,7 @@ from hypothesis import strategies as st
 from gateway.model.engine import Engine
 from gateway.model.normalize import INVISIBLE_CLASS, fold, fold_with_offsets, undot
 from gateway.model.records import SanitizePolicy
+from gateway.model.rewrite import Edit, TextEdit, apply_text_edits, compose
 from gateway.model.terms import _WORD
 
 WORDS = (
@@ -138,3 +140,41 @@ def test_folding_with_offsets_reads_as_fold_and_points_into_the_original(text: s
         assert 0 <= starts[i] < ends[i] <= len(text)
         assert ch in fold(text[starts[i] : ends[i]]) or ch in text[starts[i] : ends[i]]
     assert starts == sorted(starts)
+
+
+def _edits(draw: st.DrawFn, text: str, replacements: st.SearchStrategy[str]) -> list[tuple[int, int, str]]:
+    """Non-overlapping edits of ``text`` (deletions and insertions among them), sorted."""
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=8)))
+    out: list[tuple[int, int, str]] = []
+    for a, b in zip(cuts[::2], cuts[1::2], strict=False):
+        if out and a < out[-1][1]:
+            continue
+        new = draw(replacements)
+        if a == b and (not new or (out and out[-1][1] == a)):
+            continue  # an empty edit, or an insertion where another edit ends: neither is one the engine makes
+        out.append((a, b, new))
+    return out
+
+
+@st.composite
+def _two_steps(draw: st.DrawFn) -> tuple[str, list[TextEdit], str, list[Edit]]:
+    original = draw(st.text(alphabet="ab ", max_size=24))
+    base = [TextEdit(a, b, t) for a, b, t in _edits(draw, original, st.sampled_from(["", "x", "xyz"]))]
+    current = apply_text_edits(original, base)
+    later = [Edit(a, b, t, a) for a, b, t in _edits(draw, current, st.sampled_from(["", "Q", "QR"]))]
+    return original, base, current, later
+
+
+# A round that rewrites what an earlier round wrote and reaches the place where that round deleted a word:
+# "a greater cognitive decline" -> "an extraordinary process" (cognitive left out) -> "a process".
+@example(("and a greater cognitive decline", [TextEdit(4, 13, "an extraordinary"), TextEdit(14, 24, ""),
+                                              TextEdit(24, 31, "process")],
+          "and an extraordinary process", [Edit(4, 21, "a ", 4)]))  # fmt: skip
+@given(_two_steps())
+def test_composed_edits_rebuild_the_text_from_the_original(case: tuple[str, list[TextEdit], str, list[Edit]]) -> None:
+    original, base, current, later = case
+    composed = compose(base, current, later)
+    assert apply_text_edits(original, composed) == apply_text_edits(current, later)
+    # Each original character is edited once at most: the pipeline maps the edits to parts by their offsets.
+    spans = sorted((e.start, e.end) for e in composed)
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans))

@@ -294,12 +294,16 @@ def compose(base: Sequence[TextEdit], current: str, later: Sequence[Edit]) -> li
     for e in later:
         located.append((e.start, e.end, None, e))
     located.sort(key=lambda x: (x[0], x[1]))
-    # Sweep overlapping intervals into clusters.
+    # Sweep overlapping intervals into clusters. An earlier deletion is empty in ``current``: where a cluster ends
+    # at it, the cluster's end maps past the deleted span (to_original), so the deletion joins the cluster; left
+    # as a cluster of its own, its span was edited twice, and the offsets after it were off by its length (found
+    # as mail held for "segment layout lost": "a greater cognitive decline" -> "an extraordinary process" with
+    # "cognitive" left out, then "an extraordinary " -> "a ").
     clusters: list[list[tuple[int, int, TextEdit | None, Edit | None]]] = []
     hi = -1
     for item in located:
         lo_i, hi_i = item[0], item[1]
-        if clusters and lo_i < hi:
+        if clusters and (lo_i < hi or (lo_i == hi == hi_i and item[2] is not None)):
             clusters[-1].append(item)
             hi = max(hi, hi_i)
         else:
