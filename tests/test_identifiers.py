@@ -660,6 +660,16 @@ def test_a_person_is_found_again_in_other_spellings_of_the_name(analyzer: Analyz
     assert "HIV_results_[PERSON 1].pdf" in out
 
 
+def test_a_surer_reading_of_part_of_a_name_does_not_leave_the_rest_of_it(analyzer: Analyzer) -> None:
+    # A list's From display name, then the greeting: "Jakub" is found again (0.79) where "Jakub Rybka" is a
+    # capitalised name (0.7); the surer part used to win alone and "Rybka" stayed.
+    text = "Jakub Rybka via USRP-users\n\n\u2029\n\nHi Jakub,\n\nthanks. Jakub\n"
+    got = found(analyzer, text)
+    assert got.get("Jakub Rybka") == "PERSON"
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert "Rybka" not in out and "Jakub" not in out and "via USRP-users" in out
+
+
 def test_a_lone_word_of_a_name_is_not_taken_for_the_name_spelt_otherwise(analyzer: Analyzer) -> None:
     got = found(analyzer, "Results for John Doe attached. The johnson_doe and the doe_survey stay.")
     assert got == {"John Doe": "PERSON"}

@@ -202,6 +202,9 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
     value is: where it reaches past the winner ("SN 58823" won over "58823-AX"), the winner grows to cover
     both, so no piece of the value is left in the text; where it is the same stretch read under an explicit
     label ("account number 0043318821", which phonenumbers also accepts), the label names the kind.
+
+    A name that loses to a surer reading of part of it as the same kind ("Jakub" found again where a greeting
+    named him, inside "Jakub Rybka") is the longer name: the winner grows to cover it, or the surname stays.
     """
     kept: list[Finding] = []
     starts: list[int] = []  # kept spans, sorted and disjoint
@@ -212,7 +215,7 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
             continue
         i = bisect.bisect_right(starts, f.start)
         if (i > 0 and ends[i - 1] > f.start) or (i < len(starts) and starts[i] < f.end):
-            if f.kind in _OPAQUE_KINDS:
+            if f.kind in _OPAQUE_KINDS or f.kind in NAME_KINDS:
                 lost.append(f)
             continue
         starts.insert(i, f.start)
@@ -222,10 +225,15 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
     for f in lost:
         i = bisect.bisect_right(starts, f.start)
         hits = [j for j in (i - 1, i) if 0 <= j < len(kept) and starts[j] < f.end and ends[j] > f.start]
-        if len(hits) != 1 or kept[hits[0]].kind not in _OPAQUE_KINDS:
+        if len(hits) != 1:
             continue
         j = hits[0]
         g = kept[j]
+        if f.kind in NAME_KINDS:
+            if g.kind != f.kind or not f.start <= g.start <= g.end <= f.end:
+                continue
+        elif g.kind not in _OPAQUE_KINDS:
+            continue
         if (f.start, f.end) == (g.start, g.end):
             if f.source == LABELLED and f.kind != K.CODE and g.source != LABELLED:
                 kept[j] = replace(g, kind=f.kind, parts=())
