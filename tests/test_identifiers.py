@@ -670,6 +670,25 @@ def test_a_surer_reading_of_part_of_a_name_does_not_leave_the_rest_of_it(analyze
     assert "Rybka" not in out and "Jakub" not in out and "via USRP-users" in out
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("From: Nidhi Panda <nidhi.panda@cyronics.com>\n\nRegards,\n*Nidhi Panda*\n", "Nidhi Panda"),
+        ("Rob Kossler <rkossler@nd.edu> wrote:\n\nRob Kossler via USRP-users\n", "Rob Kossler"),
+    ],
+)
+def test_a_name_spelt_by_its_address_is_one_person(analyzer: Analyzer, text: str, name: str) -> None:
+    # "Panda" and "Rob" are ordinary words: the capitalised phrase stopped at them and half the name stayed.
+    got = found(analyzer, text)
+    assert got.get(name) == "PERSON"
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert not any(word in out for word in name.split())
+
+
+def test_ordinary_words_spelt_by_an_address_are_no_person(analyzer: Analyzer) -> None:
+    assert "Support Team" not in found(analyzer, "Support Team <support.team@example.com> wrote: the Support Team")
+
+
 def test_a_lone_word_of_a_name_is_not_taken_for_the_name_spelt_otherwise(analyzer: Analyzer) -> None:
     got = found(analyzer, "Results for John Doe attached. The johnson_doe and the doe_survey stay.")
     assert got == {"John Doe": "PERSON"}

@@ -28,6 +28,7 @@ _OPAQUE_KINDS = frozenset({K.PHONE, K.FAX, K.EMAIL, K.SSN, K.MRN, K.HEALTH_PLAN,
 
 class Analyzer:
     def __init__(self, *, lexicon: Lexicon) -> None:
+        self._lexicon = lexicon
         self._names = NameRecognizer(lexicon)
         self._structured = structured()
         # phonenumbers compiles its metadata's patterns at every parse (re.compile, through the re module's
@@ -60,9 +61,56 @@ class Analyzer:
                 found.extend(f for f in recognizer(text, shape) if f.kind in wanted)
         if NAME_KINDS & wanted:
             found.extend(self._names(text, wanted))
+        if K.PERSON in wanted:
+            found.extend(_address_names(text, found, self._lexicon))
         # Nothing crosses a paragraph separator: in a message that is the border between two parts.
         found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in f.text]))
         return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found)]))
+
+
+_LOCAL_PARTS = re.compile(r"[._-]")
+_ADDRESS_NAME_SCORE = 0.75  # above a capitalised phrase (0.7): the address confirms where the name ends
+
+
+def _address_names(text: str, found: Sequence[Finding], lexicon: Lexicon) -> list[Finding]:
+    """A name the text writes as its address spells it: "Nidhi Panda" beside nidhi.panda@..., "Rob Kossler"
+    beside rkossler@... . The capitalised-phrase reading stops at a word that is also an ordinary one ("Panda",
+    "Rob", "Das"), and the half it does not take stays beside the placeholder; the address says the words are
+    one person's name. At least one word must be no ordinary word, or "Support Team" beside support.team@
+    would be a person."""
+    out: list[Finding] = []
+    seen: set[str] = set()
+    low = ""
+    for f in found:
+        if f.kind != K.EMAIL:
+            continue
+        local = f.text.partition("@")[0].lower()
+        if local in seen:
+            continue
+        seen.add(local)
+        parts = _LOCAL_PARTS.split(local)
+        if 2 <= len(parts) <= 3 and all(p.isalpha() and len(p) >= 2 for p in parts):
+            words, last = [re.escape(p) for p in parts], parts[-1]
+        elif len(parts) == 1 and local.isalpha() and len(local) >= 5:  # an initial and a surname
+            words, last = [re.escape(local[0]) + r"[^\W\d_]*", re.escape(local[1:])], local[1:]
+        else:
+            continue
+        low = low or text.lower()
+        # The last word is searched for as a plain string (most addresses' words are nowhere else in the
+        # text); the name is matched only where it ends there.
+        name = re.compile(r"[ \t]+".join(f"({w})" for w in words) + r"\Z", re.IGNORECASE)
+        at = low.find(last)
+        while at != -1:
+            end = at + len(last)
+            if not (text[end : end + 1].isalnum() or text[end : end + 1] == "_"):
+                m = name.search(text, max(0, at - 64), end)
+                if m is not None and (m.start() == 0 or not text[m.start() - 1].isalnum()):
+                    names = m.groups()
+                    if all(n[0].isupper() for n in names) and not all(lexicon.is_ordinary(n) for n in names):
+                        out.append(Finding(start=m.start(), end=end, kind=K.PERSON, text=m.group(),
+                                           score=_ADDRESS_NAME_SCORE, source="name of an address"))  # fmt: skip
+            at = low.find(last, end)
+    return out
 
 
 _LABEL_GAP = re.compile(r"[ \t]*[:#.]?[ \t]*")
