@@ -51,6 +51,12 @@ class Extracted(Protocol):
     @property
     def notes(self) -> Sequence[Note]: ...
 
+    @property
+    def addresses(self) -> Sequence[str]:
+        """E-mail addresses a reader sees beside the text (a header's addr-specs), never rewritten: the evidence
+        that "Rob Kossler" before rkossler@... is one person's name."""
+        ...
+
     def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         """The content with each segment's pieces replaced by ``pieces[i]``."""
         ...

@@ -107,6 +107,10 @@ class DocxDocument:
         return self._segments
 
     @property
+    def addresses(self) -> tuple[str, ...]:
+        return ()
+
+    @property
     def notes(self) -> list[Note]:
         notes = [n for inner in self._embedded.values() for n in inner.notes]
         notes += [Note(f"{self.part}:{m}", "embedded object removed", "not inspectable") for m in sorted(self._drop)]

@@ -111,6 +111,7 @@ class MailDocument:
     _setters: list[tuple[int, int, Setter]] = field(default_factory=list)
     _after: list[Callable[[bool], None]] = field(default_factory=list)
     notes: list[Note] = field(default_factory=list)
+    addresses: list[str] = field(default_factory=list)  # addr-specs beside a display name: never rewritten
 
     @property
     def segments(self) -> list[Segment]:
@@ -211,6 +212,8 @@ class _Walker:
                 if a.display_name and a.display_name.strip():
                     segments.append(Segment(label, (a.display_name,)))
                     slots.append(("addr", gi, ai))
+                    if a.addr_spec:
+                        self.doc.addresses.append(a.addr_spec)
         for ci, c in enumerate(comments):
             if c.strip():
                 segments.append(Segment(f"{label} (comment)", (c,)))

@@ -146,7 +146,8 @@ def sanitize_extracted(
         flagged = frozenset(d.term for r in results for d in r.decisions)
         # A policy with identifier kinds removes them first, then judges its entities on what remains.
         result = sanitize_text(current, policy, engine=engine, identifiers=identifiers, avoid=flagged,
-                               disclosed=disclosed[i] if i < len(disclosed) else ())  # fmt: skip
+                               disclosed=disclosed[i] if i < len(disclosed) else (),
+                               addresses=extracted.addresses)  # fmt: skip
         stage_starts = _starts(split(current, len(segments)) or [])
         for d in result.decisions:
             spans.append(tuple(PartSpan(*locate(stage_starts, segments, s)) for s in d.spans))

@@ -31,5 +31,9 @@ class PlainDocument:
     def notes(self) -> list[Note]:
         return []
 
+    @property
+    def addresses(self) -> tuple[str, ...]:
+        return ()
+
     def rebuild(self, pieces: Sequence[tuple[str, ...]]) -> bytes:
         return ("".join(pieces[0]) if pieces else self.text).encode("utf-8")

@@ -685,6 +685,19 @@ def test_a_name_spelt_by_its_address_is_one_person(analyzer: Analyzer, text: str
     assert not any(word in out for word in name.split())
 
 
+def test_a_display_name_is_read_with_the_address_beside_it(engine: Engine, analyzer: Analyzer) -> None:
+    # The display name and its addr-spec are apart: the name is a segment, the address is never rewritten.
+    msg = EmailMessage()
+    msg["From"] = "Rob Kossler via USRP-users <usrp-users@lists.example.org>"
+    msg["Reply-To"] = "Rob Kossler <rkossler@nd.example.edu>"
+    msg["To"] = "list@example.org"
+    msg["Subject"] = "B210 clock"
+    msg.set_content("The external reference locks now.\n")
+    policy = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
+    out = process(msg.as_bytes(), kind="mail", engine=engine, policies=[policy], identifiers=analyzer).data
+    assert b"Kossler via" not in out and b"Rob " not in out and b"rkossler@nd.example.edu" in out
+
+
 def test_ordinary_words_spelt_by_an_address_are_no_person(analyzer: Analyzer) -> None:
     assert "Support Team" not in found(analyzer, "Support Team <support.team@example.com> wrote: the Support Team")
 

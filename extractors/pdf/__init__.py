@@ -60,6 +60,10 @@ class PdfDocument:
         return self._notes
 
     @property
+    def addresses(self) -> tuple[str, ...]:
+        return ()
+
+    @property
     def text(self) -> str:
         """The page text a reader gets (for tests and tools)."""
         return "\n".join(s.text for s in self._segments if s.part.rsplit("(", 1)[-1].startswith("page"))

@@ -36,23 +36,24 @@ class Analyzer:
         # to the few regions' patterns a parse touches.
         phonenumbers.enable_pattern_cache()
 
-    def analyze(self, text: str, kinds: Collection[str]) -> list[Finding]:
+    def analyze(self, text: str, kinds: Collection[str], *, addresses: Collection[str] = ()) -> list[Finding]:
         """Findings of the given kinds, none overlapping another, in text order.
 
         The text is read as a reader sees it (normalize.fold: "123\u200b-45-6789", "５５５-123-4567", a soft
         hyphen inside a name), and each finding covers the original characters, invisible ones included.
+        ``addresses``: e-mail addresses a reader sees beside the text (a header's), read as the text's own.
         """
         view = fold_with_offsets(text)
         if view is None:
-            return self._analyze(text, kinds)
+            return self._analyze(text, kinds, addresses)
         folded, starts, ends = view
         out: list[Finding] = []
-        for f in self._analyze(folded, kinds):
+        for f in self._analyze(folded, kinds, addresses):
             start, end = starts[f.start], ends[f.end - 1]
             out.append(replace(f, start=start, end=end, text=text[start:end]))
         return out
 
-    def _analyze(self, text: str, kinds: Collection[str]) -> list[Finding]:
+    def _analyze(self, text: str, kinds: Collection[str], addresses: Collection[str]) -> list[Finding]:
         wanted = frozenset(kinds)
         found: list[Finding] = []
         shape = shape_of(text)  # computed once: the recognizers skip the scans it rules out
@@ -62,7 +63,9 @@ class Analyzer:
         if NAME_KINDS & wanted:
             found.extend(self._names(text, wanted))
         if K.PERSON in wanted:
-            found.extend(_address_names(text, found, self._lexicon))
+            found.extend(
+                _address_names(text, [*addresses, *(f.text for f in found if f.kind == K.EMAIL)], self._lexicon)
+            )
         # Nothing crosses a paragraph separator: in a message that is the border between two parts.
         found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in f.text]))
         return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found)]))
@@ -72,7 +75,7 @@ _LOCAL_PARTS = re.compile(r"[._-]")
 _ADDRESS_NAME_SCORE = 0.75  # above a capitalised phrase (0.7): the address confirms where the name ends
 
 
-def _address_names(text: str, found: Sequence[Finding], lexicon: Lexicon) -> list[Finding]:
+def _address_names(text: str, addresses: Sequence[str], lexicon: Lexicon) -> list[Finding]:
     """A name the text writes as its address spells it: "Nidhi Panda" beside nidhi.panda@..., "Rob Kossler"
     beside rkossler@... . The capitalised-phrase reading stops at a word that is also an ordinary one ("Panda",
     "Rob", "Das"), and the half it does not take stays beside the placeholder; the address says the words are
@@ -81,10 +84,8 @@ def _address_names(text: str, found: Sequence[Finding], lexicon: Lexicon) -> lis
     out: list[Finding] = []
     seen: set[str] = set()
     low = ""
-    for f in found:
-        if f.kind != K.EMAIL:
-            continue
-        local = f.text.partition("@")[0].lower()
+    for address in addresses:
+        local = address.partition("@")[0].lower()
         if local in seen:
             continue
         seen.add(local)

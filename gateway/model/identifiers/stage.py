@@ -54,9 +54,14 @@ class IdentifierPass:
 
 
 def remove_identifiers(
-    text: str, analyzer: Analyzer, policy: SanitizePolicy, *, named: Callable[[str], bool] | None = None
+    text: str,
+    analyzer: Analyzer,
+    policy: SanitizePolicy,
+    *,
+    named: Callable[[str], bool] | None = None,
+    addresses: Collection[str] = (),
 ) -> IdentifierPass:
-    findings = analyzer.analyze(text, policy.identifiers)
+    findings = analyzer.analyze(text, policy.identifiers, addresses=addresses)
     if named is not None:
         # A capitalised word the analyzer could only call MISC ("HIV") that the policy names as an entity is
         # the model's to replace: it is risky by name there, and gets its generalization ("ill health")
@@ -178,8 +183,10 @@ def sanitize_text(
     identifiers: Analyzer | None,
     avoid: Collection[str] = (),
     disclosed: Collection[str] = (),
+    addresses: Collection[str] = (),
 ) -> SanitizeResult:
-    """One policy over a text: its identifier kinds, then its sensitive entities (``disclosed``: Engine.sanitize)."""
+    """One policy over a text: its identifier kinds, then its sensitive entities (``disclosed``: Engine.sanitize;
+    ``addresses``: Analyzer.analyze)."""
     if not policy.identifiers:
         return engine.sanitize(text, policy, avoid=avoid, disclosed=disclosed)
     if identifiers is None:
@@ -189,7 +196,7 @@ def sanitize_text(
     # Keys not kept in the engine's key cache (key_once): it would hold every sender's identifier values
     # (names, numbers) in the worker's memory across messages, and push out the keys of the terms people type.
     key = engine.key_once
-    found = remove_identifiers(text, identifiers, policy, named=lambda value: key(value) in names)
+    found = remove_identifiers(text, identifiers, policy, named=lambda value: key(value) in names, addresses=addresses)
     base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
     if not policy.entities or not found.text.strip():
         return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))
