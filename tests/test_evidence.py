@@ -145,3 +145,34 @@ def test_the_memory_keeps_that_c_was_named_for_its_thread_only(engine: Engine) -
     assert named_marker("HIV") not in other and set(terms) - {named_marker("HIV")} <= other
     with pytest.raises(ConfigError):
         SanitizePolicy(entities=("HIV",), named_budget=-1)
+
+
+# A paragraph about the Reformation: its names point at Protestantism, and what WordNet has above them ("town",
+# "assembly") points at it as much, so lowering them along their chains leaves it over the named budget.
+REFORMATION = (
+    "began in Wittenberg, where Martin Luther taught. The Diet of Worms and the Disputation of Heidelberg "
+    "followed; Melanchthon and Bugenhagen preached in Saxony."
+)
+
+
+def test_a_name_nothing_lowers_is_written_as_a_name_in_a_text_about_c(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("Protestantism",), alpha=2.0)
+    r = engine.sanitize("Protestantism " + REFORMATION, policy)
+    ents = engine.entities_of(policy)
+    # As the text's last round read it: K's counts, or its second order through the text's signature of c.
+    strength = engine.evidence.clue(frozenset({"wittenberg"}), ents, policy, frozenset({0}))[0]
+    by = {d.surface: d for d in r.decisions}
+    wittenberg = by["Wittenberg"]
+    assert wittenberg.reason == "evidence" and wittenberg.action == "generalize"
+    assert wittenberg.replacement == "name" and wittenberg.chain[-1].source == "name-kind:NAME"
+    assert "Wittenberg" not in r.text and "in a name," in r.text
+    # Its clue was strong on its own (half the line at least) and the paragraph's sum over the named budget.
+    assert strength >= 0.5 * ents[0].ic / policy.alpha
+    assert wittenberg.pmi is not None and wittenberg.threshold is not None and wittenberg.pmi >= wittenberg.threshold
+    # The evidence never redacts, this rule neither; the output passes the last check and is a fixpoint.
+    assert all(d.action == "generalize" for d in r.decisions if d.reason.endswith("evidence"))
+    check_output(r.text.encode(), "text", engine=engine, results=[r], name="t", limits=DEFAULT_LIMITS)
+    assert "name" not in {d.replacement for d in engine.sanitize(r.text, policy).decisions}
+    # A text that does not name c keeps its ordinary budget: its names stand.
+    plain = engine.sanitize("It " + REFORMATION, policy)
+    assert "Wittenberg" in plain.text and all(d.replacement != "name" for d in plain.decisions)

@@ -35,6 +35,13 @@ unit is below or no clue can be lowered. A clue is safe on its own, so it is
 never redacted: one whose chain holds nothing that discloses less is left as
 it is. The decision records the unit's accumulated evidence as its PMI, the
 budget as its threshold, and the strongest clues as its group.
+
+In a text about c (it, or its thread, named c), a unit still over its budget
+once every clue a generalization lowers was lowered has its strongest names
+(words written with a capital mid-sentence) that nothing along their chain
+lowered written as "name", one at a time until it is below: a name WordNet
+lacks ("Huainanzi", "Natomas") or whose every generalization points at c as
+much stood as it was, however far over the budget its paragraph stayed.
 """
 
 from __future__ import annotations
@@ -50,12 +57,15 @@ from gateway.model.memory import named_marker, signature_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.related import SecondOrder
+from gateway.model.taxonomy import Generalization
 from gateway.model.terms import TermOccurrence, Token
 
 # How many of a unit's clues a decision names as its evidence (strongest first).
 SHOWN_CLUES = 8
 # A modifier with no generalization is left out only when its own clue is at least this share of the threshold.
 OMIT_FLOOR = 0.5
+# What a name is, when nothing else along its chain is safe and discloses less.
+NAME = Generalization(term="name", source="name-kind:NAME")
 
 
 class _Failures:
@@ -94,6 +104,7 @@ _ClueScope = tuple[tuple[Entity, ...], SanitizePolicy, frozenset[int], int]
 class _Unit:
     keys: list[str]
     tried: set[str] = field(default_factory=set)
+    named: set[str] = field(default_factory=set)  # written as a name (``Accumulator._as_name``)
 
 
 class Accumulator:
@@ -252,6 +263,7 @@ class Accumulator:
             return found
 
         failed = _Failures(forbidden)
+        stuck: set[str] = set()  # names (capitals mid-sentence) that nothing along their chain lowered
         for keys in paragraphs.values():
             unit = _Unit(list(dict.fromkeys(keys)))
             # Only the clue lowered changes from one pass to the next (``now`` keeps the others); the sums are
@@ -264,28 +276,31 @@ class Accumulator:
                     break
                 candidates = [k for k, c in clues.items() if c[over] > 0 and k not in unit.tried]
                 if not candidates:
-                    break
+                    # Every clue a generalization lowers is lowered, and a text about c is still over its budget:
+                    # its strongest name that nothing lowered is written as a name (``_as_name``), never redacted.
+                    named_left = [k for k in stuck if k in clues and clues[k][over] > 0 and k not in risky
+                                  and k not in unit.named] if over in about else []  # fmt: skip
+                    if not named_left:
+                        break
+                    target = min(named_left, key=lambda k: (-clues[k][over], k))
+                    unit.named.add(target)
+                    reasons = self._why(over, totals, base, budgets, lax, clues, unit.keys, entities, about,
+                                        thread_named, earlier, surface)  # fmt: skip
+                    self._as_name(target, over, *reasons, risky, safe, entities, policy, forbidden, clue)
+                    nows.pop(target, None)
+                    clues[target] = now(target)
+                    continue
                 target = min(candidates, key=lambda k: (-clues[k][over], k))  # the keys are distinct: no tie
                 unit.tried.add(target)
                 goal = clues[target][over] - (totals[over] - budgets[over])
-                own = totals[over] - base[over]
-                strongest = heapq.nsmallest(SHOWN_CLUES, clues, key=lambda k: -clues[k][over])  # sorted()[:n]
-                verdict = Verdict(0, entities[over], totals[over], budgets[over], totals[over] / budgets[over])
-                shown = tuple(surface(k) for k in strongest if clues[k][over] > 0)
-                from_memory = frozenset(earlier) if own < budgets[over] else frozenset()
-                # Below the usual budget, or judged with the second order at all: only the thread made it so.
-                if totals[over] < lax[over] or (over in about and entities[over].name in thread_named):
-                    from_memory |= {named_marker(entities[over].name)}
-                # Judged with terms of S only the thread's earlier messages held: those messages count too.
-                lent = self.second_order.lent.get(entities[over]) if over in about else None
-                if lent and any(clues[k][over] > 0 and self.second_order.by_thread(frozenset({k}), entities[over])
-                                for k in unit.keys):  # fmt: skip
-                    from_memory |= {signature_marker(entities[over].name, k) for k in lent}
+                verdict, shown, from_memory = self._why(over, totals, base, budgets, lax, clues, unit.keys, entities,
+                                                        about, thread_named, earlier, surface)  # fmt: skip
                 fresh = target not in risky
                 if fresh and failed.known(target, over):
                     continue  # it would change nothing, and ``clues`` holds its clue as ``now`` reads it
-                self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
-                            context, entities, policy, forbidden, clue)  # fmt: skip
+                if self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
+                               context, entities, policy, forbidden, clue):  # fmt: skip
+                    stuck.add(target)
                 if fresh and target not in risky:
                     failed.note(target, over, walked=goal < clues[target][over])
                 nows.pop(target, None)
@@ -296,6 +311,70 @@ class Accumulator:
         if held is None or held[0] != scope:
             held = self._text_clues = (scope, {})
         return held[1]
+
+    def _why(
+        self,
+        over: int,
+        totals: Sequence[float],
+        base: Sequence[float],
+        budgets: Sequence[float],
+        lax: Sequence[float],
+        clues: Mapping[str, tuple[float, ...]],
+        keys: Sequence[str],
+        entities: Sequence[Entity],
+        about: frozenset[int],
+        thread_named: Collection[str],
+        earlier: Collection[str],
+        surface: Callable[[str], str],
+    ) -> tuple[Verdict, tuple[str, ...], frozenset[str]]:
+        """A unit's decision for c (``over``): its verdict (the sum and the budget), its strongest clues as written,
+        and the earlier messages it relied on."""
+        own = totals[over] - base[over]
+        strongest = heapq.nsmallest(SHOWN_CLUES, clues, key=lambda k: -clues[k][over])  # sorted()[:n]
+        verdict = Verdict(0, entities[over], totals[over], budgets[over], totals[over] / budgets[over])
+        shown = tuple(surface(k) for k in strongest if clues[k][over] > 0)
+        from_memory = frozenset(earlier) if own < budgets[over] else frozenset()
+        # Below the usual budget, or judged with the second order at all: only the thread made it so.
+        if totals[over] < lax[over] or (over in about and entities[over].name in thread_named):
+            from_memory |= {named_marker(entities[over].name)}
+        # Judged with terms of S only the thread's earlier messages held: those messages count too.
+        lent = self.second_order.lent.get(entities[over]) if over in about else None
+        if lent and any(clues[k][over] > 0 and self.second_order.by_thread(frozenset({k}), entities[over])
+                        for k in keys):  # fmt: skip
+            from_memory |= {signature_marker(entities[over].name, k) for k in lent}
+        return verdict, shown, from_memory
+
+    def _as_name(
+        self,
+        key: str,
+        c: int,
+        verdict: Verdict,
+        shown: tuple[str, ...],
+        earlier: frozenset[str],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        forbidden: set[str],
+        clue: Callable[[frozenset[str]], tuple[float, ...]],
+    ) -> None:
+        """Write ``key``, a name nothing along its chain lowered, as "name" when that is safe and discloses less.
+
+        A name WordNet lacks, or whose every generalization points at c as much ("Wittenberg", "Huainanzi",
+        "Natomas" in a text about c), was left standing as it was, however far over its budget the paragraph
+        stayed. What a reader may take from the word without knowing it is that a name stands there: "a name" says
+        that much and no more (the name recognizer's kinds, generalization.KIND_NOUNS, are tried first, by
+        ``start_chain``). When even that is not safe the name stays: the evidence never redacts.
+        """
+        r = Risky(key, "stream-evidence" if earlier else "evidence", verdict, group=shown, earlier=earlier,
+                  chain=[NAME], name=True)  # fmt: skip
+        self.generalizer.advance(r, entities, policy, group=None, forbidden=forbidden)
+        cur = r.current
+        if cur is None or clue(self.generalizer.keys_of(cur))[c] >= clue(frozenset({key}))[c]:
+            return
+        risky[key] = r
+        forbidden.add(key)
+        safe.pop(key, None)
 
     def _lower(
         self,
@@ -315,11 +394,12 @@ class Accumulator:
         policy: SanitizePolicy,
         forbidden: set[str],
         clue: Callable[[frozenset[str]], tuple[float, ...]],
-    ) -> None:
+    ) -> bool:
         """Move ``key`` along its chain to a generalization whose clue for c is at most ``goal``, or the lowest.
 
         ``clue``: ``self.clue`` for the settle's entities, policy and second order (which a settle holds fixed),
-        kept per term by the settle."""
+        kept per term by the settle. True when ``key`` is a fresh term written as a name (capitals mid-sentence)
+        that nothing along its chain lowered (``_as_name``)."""
         fresh = key not in risky
         # A modifier with no generalization is left out (modifiers.py) only when its clue is strong on its own: a
         # weak one ("little", "recently") carries more of the sentence's meaning than of c.
@@ -336,7 +416,7 @@ class Accumulator:
             r = risky[key]
             cur = r.current
             if cur is None or is_omitted(cur):
-                return
+                return False
             r.omit = r.omit and strong
             start = clue(self.generalizer.keys_of(cur))[c]
             saved = (r.position, len(r.steps))
@@ -353,7 +433,7 @@ class Accumulator:
             if not fresh:  # nothing along the chain discloses less: keep what it was
                 r.position, r.redacted = saved[0], False
                 del r.steps[saved[1] :]
-            return
+            return fresh and bool(r.name)
         r.position, r.redacted = best[0], False
         del r.steps[best[1] :]
         if fresh:
@@ -363,3 +443,4 @@ class Accumulator:
         else:
             r.group = r.group or shown
             r.earlier |= earlier
+        return False
