@@ -110,14 +110,101 @@ def test_the_line_cache_keeps_the_lines_read_again(wordnet: WordNet) -> None:
     read: list[str] = []
     real = recognizer._read_line
 
-    def counting(line: str, closing: bool) -> tuple[tuple[int, int, str, str, float], ...]:
+    def counting(line: str, closing: bool, *, greeting: bool = True) -> tuple[tuple[int, int, str, str, float], ...]:
         read.append(line)
-        return real(line, closing)
+        return real(line, closing, greeting=greeting)
 
     recognizer._read_line = counting  # type: ignore[method-assign]
     list(recognizer("Mr Ruslan Kurkaev\nThe Court of Appeal\nMr Ruslan Kurkaev\nDr. Okonkwo\nMr Ruslan Kurkaev"))
     # The first line, read again before a third came, stays; "The Court of Appeal" (read once) went first.
     assert read == ["Mr Ruslan Kurkaev", "The Court of Appeal", "Dr. Okonkwo"]
+
+
+def test_a_finding_is_built_as_a_frozen_dataclass_would_be() -> None:
+    import dataclasses
+
+    from gateway.model.identifiers import Finding
+
+    f = Finding(start=3, end=9, kind="PERSON", text="Rybka!", score=0.7, source="capitalised name",
+                parts=(("year", "1961"),))  # fmt: skip
+    assert (f.start, f.end, f.kind, f.text, f.score, f.source, f.parts) == (
+        3, 9, "PERSON", "Rybka!", 0.7, "capitalised name", (("year", "1961"),))  # fmt: skip
+    bare = Finding(start=0, end=2, kind="ZIP", text="12")
+    assert (bare.score, bare.source, bare.parts) == (1.0, "", ())
+    assert f == Finding(**{x.name: getattr(f, x.name) for x in dataclasses.fields(f)}) and hash(f) == hash(
+        dataclasses.replace(f)
+    )
+    assert f.moved(10, 15, "Rybka") == dataclasses.replace(f, start=10, end=15, text="Rybka")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        f.start = 4  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        Finding(start=0, end=2, kind="ZIP")  # type: ignore[call-arg]
+
+
+SHOUTED = "DEAR MR RUSLAN KURKAEV, " + "THE FACTS OF THE CASE ARE THESE " * 5  # 184 characters
+# Quoted lines at several depths, with what a quote could change: a greeting or closing inside the quote (no
+# greeting or signature of this line), a sentence's start after ">" and brackets, a shouting line whose quote
+# marks alone make it longer than 200 characters, a tab, an empty quote, and the same lines unquoted.
+QUOTED = (
+    "Hi Jakub Rybka,\n> Hi Jakub Rybka,\n> > Hi Jakub Rybka,\n>>Hi Jakub Rybka,\n"
+    "Thanks,\nPriya Raman\n> Thanks,\n> Priya Raman\n>> Kind regards,\n>>\n>> Priya Raman\n"
+    "> (Mr Corell and Mr Frowein) agreed.\n>\tDr. Okonkwo wrote:\n  > > O'Brien's Court of Appeal\n"
+    "> The Court. Nowak agrees.\n> * Tomasz Nowak\n> -> Margit\n>\n> > \n" + f"{'> ' * 10}{SHOUTED}\n{SHOUTED}\n"
+)
+
+
+def test_a_quoted_line_is_read_as_its_text_after_the_quote(wordnet: WordNet) -> None:
+    lexicon = WordNetLexicon(wordnet)
+    cached = NameRecognizer(lexicon)
+    plain = NameRecognizer(lexicon, cache_lines=0)  # every line read as it stands, quote marks and all
+    want = list(plain(QUOTED))
+    # What tells the quoted lines apart: the unquoted greeting and signature find their names, the quoted ones
+    # do not; the long quoted capitals are no shouting line (over 200 characters), the same line unquoted is.
+    greeted = [f for f in want if f.source == "greeting or signature"]
+    assert [QUOTED.count("\n", 0, f.start) for f in greeted] == [0, 5]
+    long_line = QUOTED.split("\n").index("> " * 10 + SHOUTED)
+    assert any(QUOTED.count("\n", 0, f.start) == long_line for f in want)
+    assert not any(QUOTED.count("\n", 0, f.start) == long_line + 1 for f in want)
+    assert list(cached(QUOTED)) == want
+    assert list(cached(QUOTED)) == want  # now read from the cache
+    quoted = QUOTED.replace("\n> ", "\n> > > ").replace("\n>>", "\n> >>")  # deeper: the same lines read again
+    assert list(cached(quoted)) == list(plain(quoted))
+
+
+def test_a_quoted_line_is_remembered_at_every_depth(wordnet: WordNet) -> None:
+    import hashlib
+
+    recognizer = NameRecognizer(WordNetLexicon(wordnet))
+    read: list[str] = []
+    real = recognizer._read_line
+
+    def counting(line: str, closing: bool, *, greeting: bool = True) -> tuple[tuple[int, int, str, str, float], ...]:
+        read.append(line)
+        return real(line, closing, greeting=greeting)
+
+    recognizer._read_line = counting  # type: ignore[method-assign]
+    text = "Hi Jakub Rybka,\n> Hi Jakub Rybka,\n> > Hi Jakub Rybka,\n >>>Hi Jakub Rybka,"
+    found = [f for f in recognizer(text) if f.source != "another mention"]
+    assert read == ["Hi Jakub Rybka,", "Hi Jakub Rybka,"]  # once as it stands, once as quoted text
+    assert [(f.start, f.text) for f in found] == [(3, "Jakub Rybka"), (21, "Jakub Rybka"), (41, "Jakub Rybka"),
+                                                  (61, "Jakub Rybka")]  # fmt: skip
+    assert [f.source for f in found] == ["greeting or signature", *["capitalised name"] * 3]
+    # The quoted text is keyed apart from the same line unquoted (its greeting does not count).
+    assert set(recognizer._lines) == {
+        hashlib.blake2b(b"Hi Jakub Rybka,", digest_size=16).digest(),
+        hashlib.blake2b(b"Hi Jakub Rybka,", digest_size=16, person=b"quoted").digest(),
+    }
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_line_cache_on_archive_texts(wordnet: WordNet) -> None:
+    lexicon = WordNetLexicon(wordnet)
+    cached = NameRecognizer(lexicon)
+    plain = NameRecognizer(lexicon, cache_lines=0)
+    texts = archive_texts(300, chars=20_000)
+    assert sum(line.lstrip().startswith(">") for t in texts for line in t.split("\n")) > 1000
+    for text in texts:
+        assert list(cached(text)) == list(plain(text))
 
 
 def test_a_value_in_another_case_gets_the_same_replacement(analyzer: Analyzer) -> None:

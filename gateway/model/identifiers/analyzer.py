@@ -50,7 +50,7 @@ class Analyzer:
         out: list[Finding] = []
         for f in self._analyze(folded, kinds, addresses):
             start, end = starts[f.start], ends[f.end - 1]
-            out.append(replace(f, start=start, end=end, text=text[start:end]))
+            out.append(f.moved(start, end, text[start:end]))
         return out
 
     def _analyze(self, text: str, kinds: Collection[str], addresses: Collection[str]) -> list[Finding]:

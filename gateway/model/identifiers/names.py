@@ -150,6 +150,9 @@ def _shouting(line: str) -> bool:
 
 # A finding of a line: start and end in the line, kind, source, score.
 _AFTER_CLOSING = b"closing"
+_QUOTED = b"quoted"
+# A quoted line's marks: blanks, then ">" and any more blanks and ">" (all of which _sentence_initial passes over).
+_QUOTE = re.compile(r"[ \t]*>[> \t]*")
 _LineFinding = tuple[int, int, str, str, float]
 
 
@@ -186,35 +189,56 @@ class NameRecognizer:
                 and _may_close(text, s)
                 and (_CLOSINGS.search(text, max(0, s - 60), s) is not None)
             )
-            for a, b, kind, source, score in self._line(line, closing):
+            shift, line_found = self._line(line, closing)
+            base = start + shift
+            for a, b, kind, source, score in line_found:
                 if kinds is None or kind in kinds:
-                    found.append(Finding(start=start + a, end=start + b, kind=kind, text=text[start + a : start + b],
+                    found.append(Finding(start=base + a, end=base + b, kind=kind, text=text[base + a : base + b],
                                          score=score, source=source))  # fmt: skip
         yield from found
         if kinds is None or K.PERSON in kinds:  # every other mention is a person's, of a person found here
             yield from self._mentions(text, found)
 
-    def _line(self, line: str, closing: bool) -> tuple[_LineFinding, ...]:
+    def _line(self, line: str, closing: bool) -> tuple[int, tuple[_LineFinding, ...]]:
+        """The line's findings, as offsets from the first character after what is returned with them."""
         if not self._cache_lines:
-            return self._read_line(line, closing)
-        data = line.encode("utf-8", "surrogatepass")
-        # Without a personalisation the digest is the one an empty one gives (a third of the call's time is
-        # passing it): only a line after a closing is told apart by it.
-        key = (hashlib.blake2b(data, digest_size=16, person=_AFTER_CLOSING) if closing
-               else hashlib.blake2b(data, digest_size=16)).digest()  # fmt: skip
+            return 0, self._read_line(line, closing)
+        shift = 0
+        quote = _QUOTE.match(line)
+        if quote is not None and not closing:
+            # A quoted line ("> > Hi John") is read as the text after its quote marks, with no greeting, and is
+            # remembered so: a thread quotes the same line at every depth. Its findings are the same either way:
+            # no closing or greeting can stand before ">" (both need the line to open with a word), a signature
+            # needs a closing, and what else a name's reading looks at before a word (a sentence's start, a
+            # glue character, a letter before a capital) passes over blanks and ">" as over the line's start.
+            # Only a shouting line (200 characters at most) can be told apart by its length: a quoted line whose
+            # text after the marks shouts is read as it stands (it shouts too, or its marks make it too long to).
+            shift = quote.end()
+            if _shouting(line[shift:]):
+                shift = 0
+        if shift:
+            line = line[shift:]
+            key = hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16, person=_QUOTED).digest()
+        else:
+            data = line.encode("utf-8", "surrogatepass")
+            # Without a personalisation the digest is the one an empty one gives (a third of the call's time is
+            # passing it): only a line after a closing, or a quoted one, is told apart by it.
+            key = (hashlib.blake2b(data, digest_size=16, person=_AFTER_CLOSING) if closing
+                   else hashlib.blake2b(data, digest_size=16)).digest()  # fmt: skip
         lines = self._lines
         known = lines.get(key)
         if known is not None:
             lines.move_to_end(key)  # last: read most recently
-            return known
-        known = self._read_line(line, closing)
+            return shift, known
+        known = self._read_line(line, closing, greeting=not shift)
         if len(lines) >= self._cache_lines:
             lines.popitem(last=False)
         lines[key] = known
-        return known
+        return shift, known
 
-    def _read_line(self, text: str, closing: bool) -> tuple[_LineFinding, ...]:
-        """The names of one line: runs of capitalised words, each judged (``closing``: "Regards," before it)."""
+    def _read_line(self, text: str, closing: bool, *, greeting: bool = True) -> tuple[_LineFinding, ...]:
+        """The names of one line: runs of capitalised words, each judged (``closing``: "Regards," before it;
+        ``greeting``: whether a greeting may open it)."""
         if _shouting(text):
             return ()
         # Only capitalised words can start or carry a name: the rest of the text is never tokenized.
@@ -253,11 +277,12 @@ class NameRecognizer:
                 run.extend(_Tok(m.group(g), prev.end + m.start(g), prev.end + m.end(g)) for g in (1, 2) if m.group(g))
                 run.append(nxt)
                 i += 1
-            found.extend(self._judge(text, run, closing))
+            found.extend(self._judge(text, run, closing, greeting))
         return tuple((f.start, f.end, f.kind, f.source, f.score) for f in found)
 
-    def _judge(self, text: str, run: Sequence[_Tok], closing: bool) -> list[Finding]:
-        """``text`` is one line; ``closing``: a closing ("Regards,") stands on the lines just before it."""
+    def _judge(self, text: str, run: Sequence[_Tok], closing: bool, greeting: bool = True) -> list[Finding]:
+        """``text`` is one line; ``closing``: a closing ("Regards,") stands on the lines just before it;
+        ``greeting``: a greeting may open the line."""
         lex = self._lexicon
         run = list(run)
         # Strip a sentence-initial ordinary word ("The", "However", "Fearing").
@@ -301,7 +326,7 @@ class NameRecognizer:
             rest = run[k:]
             while rest and (rest[0].word.lower() in _CONNECTORS or rest[0].word.lower() == "the"):
                 rest = rest[1:]
-            return [person, *(self._judge(text, rest, closing) if rest else [])]
+            return [person, *(self._judge(text, rest, closing, greeting) if rest else [])]
         while run and (run[-1].word.lower() in _CONNECTORS or run[-1].word.lower() == "the"):
             run.pop()
         if not run:
@@ -317,7 +342,7 @@ class NameRecognizer:
         if len(words) > 1 and (whole := lex.word_class(" ".join(words))) in ("place", "person"):
             kind = K.LOC if whole == "place" else K.PERSON  # "United Kingdom", "New York", "Alice Walker"
             return [self._finding(text, start, end, kind, "name in the lexicon")]
-        greeted = start <= 24 and _GREETINGS.search(text, 0, start) is not None
+        greeted = greeting and start <= 24 and _GREETINGS.search(text, 0, start) is not None
         signed = closing and not text[:start].strip(" \t")
         if (
             (greeted or signed)
