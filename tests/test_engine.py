@@ -12,6 +12,7 @@ from gateway.knowledge.local import LocalIndex
 from gateway.model.derived import acronym_plural, form_of, respelt_name, shared_stem
 from gateway.model.detection import DERIVED_MAX_SUPPORT
 from gateway.model.engine import Engine
+from gateway.model.generalization import _head_part
 from gateway.model.knowledge import Estimator
 from gateway.model.records import SanitizePolicy
 from gateway.model.rewrite import REDACTION_MARKER, indefinite_article
@@ -394,3 +395,17 @@ def test_an_optional_plural_is_prose_not_a_call(engine: Engine) -> None:
     _tokens, occs = engine.terms_of("A new parasite(s) count; call compute(x) now.")
     keys = [o.key for o in occs]
     assert "parasite" in keys and "compute" not in keys
+
+
+def test_a_hyphenated_compound_the_taxonomy_lacks_is_written_as_its_head(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("HIV",), alpha=2.0)
+    r = engine.sanitize("Patients with hiv-related illness were treated at the clinic.", policy)
+    (d,) = [d for d in r.decisions if d.term == "hiv-related"]
+    # Risky for c's name inside it, as before; written as its last part, not redacted.
+    assert d.action == "generalize" and d.replacement == "related" and d.chain[0].source == "head-part"
+    assert "hiv" not in r.text.lower() and "with related illness" in r.text and "[REDACTED]" not in r.text
+    # On the code before, the compound had no chain and was redacted. The head is a lower-case word of three
+    # letters or more: a name's part, a slashed pair or a plain word has none.
+    assert _head_part("drug-related") == "related" and _head_part("x-ray") == "ray"
+    assert _head_part("anti-HIV") is None and _head_part("HIV/AIDS") is None and _head_part("virus") is None
+    assert _head_part("vitamin-b") is None

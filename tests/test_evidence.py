@@ -176,3 +176,13 @@ def test_a_name_nothing_lowers_is_written_as_a_name_in_a_text_about_c(engine: En
     # A text that does not name c keeps its ordinary budget: its names stand.
     plain = engine.sanitize("It " + REFORMATION, policy)
     assert "Wittenberg" in plain.text and all(d.replacement != "name" for d in plain.decisions)
+
+
+def test_a_hyphenated_compound_tells_what_its_parts_do(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("HIV",), alpha=2.0)
+    # K counts "drug-related" apart from "drug"; a reader sees the word "drug" in it.
+    assert _clue(engine, "drug-related", policy) == pytest.approx(_clue(engine, "drug", policy))
+    assert _clue(engine, "drug", policy) > 0
+    # Its own count still counts: the larger of the two, never less than K says of the compound.
+    (own,) = engine.evidence.pmis(frozenset({"well-known"}), engine.entities_of(policy))
+    assert _clue(engine, "well-known", policy) == pytest.approx(max(own, _clue(engine, "well", policy)))

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol, cast
 
+from gateway.model.derived import compound_parts
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
 from gateway.model.modifiers import OMITTED, is_omitted, omittable
 from gateway.model.records import Entity, SanitizePolicy, Step
@@ -56,6 +57,9 @@ class Risky:
         if self.redacted or not 0 <= self.position < len(self.chain):
             return None
         return self.chain[self.position]
+
+
+MIN_HEAD_PART = 3  # "vitamin-b", "omega-3": a last part of one or two letters, or digits, is no head word
 
 
 class NameKinds(Protocol):
@@ -205,6 +209,10 @@ class Generalizer:
             # generalization ("Catholic cathedral" is a cathedral, "Fulton County" a county).
             noun = head.lower()
             r.chain = [Generalization(term=noun, source="head-noun"), *self.taxonomy.generalizations(noun)]
+        if not r.chain and first.n_tokens == 1 and not capitalized and (last := _head_part(surface)) is not None:
+            # A hyphenated compound the knowledge base lacks is, as a phrase is, its head, the last part:
+            # "drug-related" is related, "self-administration" an administration.
+            r.chain = [Generalization(term=last, source="head-part"), *self.taxonomy.generalizations(last)]
         if not r.chain and capitalized and (kind := self._kind(text, occs, tokens)) is not None:
             # A name the knowledge base lacks is a person, a place, an organisation: "a person", not a gap.
             noun = KIND_NOUNS[kind]
@@ -421,3 +429,12 @@ def starts_line(text: str, tokens: Sequence[Token], i: int) -> bool:
 
 def starts_sentence(tokens: Sequence[Token], i: int) -> bool:
     return i == 0 or tokens[i - 1].sentence != tokens[i].sentence
+
+
+def _head_part(surface: str) -> str | None:
+    """The last part of a lower-case hyphenated compound ("drug-related" -> "related"), if it is a word."""
+    parts = compound_parts(surface)
+    if not parts or "/" in surface:
+        return None
+    head = parts[-1]
+    return head if len(head) >= MIN_HEAD_PART and head.isalpha() and head.islower() else None
