@@ -39,6 +39,14 @@ _QUANTITY = re.compile(
     r"(?<![\w.,/:-])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+\.\d+(?=\s+(?:million|billion|thousand|trillion)\b))"
     r"(?!\w|[,.]\d|[/:-]\w)"
 )
+_ORDINAL_WORD = re.compile(rf"(?i:{_ORDINAL})")
+
+
+def is_ordinal(word: str) -> bool:
+    """ "second", "34th": a rank."""
+    return _ORDINAL_WORD.fullmatch(word) is not None
+
+
 _HEDGED = re.compile(r"(?i:about|around|approximately|nearly|almost|roughly|some|over|under|than)\s+$")
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, cast
 
 from gateway.model.derived import compound_parts
+from gateway.model.facts import is_ordinal
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
 from gateway.model.modifiers import OMITTED, is_omitted, omittable
 from gateway.model.records import Entity, SanitizePolicy, Step
@@ -60,6 +61,10 @@ class Risky:
 
 
 MIN_HEAD_PART = 3  # "vitamin-b", "omega-3": a last part of one or two letters, or digits, is no head word
+# First parts after which the head alone is no generalization but another claim: a rank ("second-largest" is
+# not the largest), a number ("5-year"), a prefix that negates or displaces the head ("non-smoker", "anti-war",
+# "ex-wife", "pre-war", "pseudo-science").
+_NOT_A_KIND_OF_HEAD = frozenset("non anti un ex counter pseudo quasi pre post former mock faux".split())
 
 
 class NameKinds(Protocol):
@@ -436,5 +441,7 @@ def _head_part(surface: str) -> str | None:
     parts = compound_parts(surface)
     if not parts or "/" in surface:
         return None
-    head = parts[-1]
+    head, first = parts[-1], parts[0].lower()
+    if first in _NOT_A_KIND_OF_HEAD or is_ordinal(first) or any(ch.isdigit() for ch in first):
+        return None
     return head if len(head) >= MIN_HEAD_PART and head.isalpha() and head.islower() else None
