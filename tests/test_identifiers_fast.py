@@ -105,8 +105,8 @@ def test_the_line_cache_keys_are_the_personalised_digests(wordnet: WordNet) -> N
     assert set(recognizer._lines) == want
 
 
-def test_the_line_cache_keeps_the_lines_read_again(wordnet: WordNet) -> None:
-    recognizer = NameRecognizer(WordNetLexicon(wordnet), cache_lines=2)
+def lines_read(recognizer: NameRecognizer) -> list[str]:
+    """The lines the recognizer reads (not taken from its cache) from now on, in order."""
     read: list[str] = []
     real = recognizer._read_line
 
@@ -115,6 +115,12 @@ def test_the_line_cache_keeps_the_lines_read_again(wordnet: WordNet) -> None:
         return real(line, closing, greeting=greeting)
 
     recognizer._read_line = counting  # type: ignore[method-assign]
+    return read
+
+
+def test_the_line_cache_keeps_the_lines_read_again(wordnet: WordNet) -> None:
+    recognizer = NameRecognizer(WordNetLexicon(wordnet), cache_lines=2)
+    read = lines_read(recognizer)
     list(recognizer("Mr Ruslan Kurkaev\nThe Court of Appeal\nMr Ruslan Kurkaev\nDr. Okonkwo\nMr Ruslan Kurkaev"))
     # The first line, read again before a third came, stays; "The Court of Appeal" (read once) went first.
     assert read == ["Mr Ruslan Kurkaev", "The Court of Appeal", "Dr. Okonkwo"]
@@ -175,14 +181,7 @@ def test_a_quoted_line_is_remembered_at_every_depth(wordnet: WordNet) -> None:
     import hashlib
 
     recognizer = NameRecognizer(WordNetLexicon(wordnet))
-    read: list[str] = []
-    real = recognizer._read_line
-
-    def counting(line: str, closing: bool, *, greeting: bool = True) -> tuple[tuple[int, int, str, str, float], ...]:
-        read.append(line)
-        return real(line, closing, greeting=greeting)
-
-    recognizer._read_line = counting  # type: ignore[method-assign]
+    read = lines_read(recognizer)
     text = "Hi Jakub Rybka,\n> Hi Jakub Rybka,\n> > Hi Jakub Rybka,\n >>>Hi Jakub Rybka,"
     found = [f for f in recognizer(text) if f.source != "another mention"]
     assert read == ["Hi Jakub Rybka,", "Hi Jakub Rybka,"]  # once as it stands, once as quoted text
