@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 from archive import ARCHIVE, archive_texts
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gateway.model.engine import Engine
@@ -87,6 +87,9 @@ def test_a_text_the_engine_changes_is_never_called_clean(engine: Engine) -> None
     lines=st.lists(st.integers(min_value=0, max_value=39), max_size=3),
     disclosed=st.lists(st.sampled_from(NEAR), max_size=4),
 )
+# Found by this test: a remembered compound's clue is its strongest part's ("aids-like": "aids"), which the fast
+# path's budget did not count, so it passed a text whose evidence the engine found over the budget.
+@example(words=["load", "rehab", "rehab"], stops=[], which=4, alpha=1.0, lines=[], disclosed=["AIDS-like"])
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_whatever_the_fast_path_passes_the_full_engine_leaves_unchanged(
     engine: Engine, words: list[str], stops: list[int], which: int, alpha: float, lines: list[int],

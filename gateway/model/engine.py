@@ -44,6 +44,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from gateway.errors import InputError
+from gateway.model.derived import compound_parts
 from gateway.model.detection import Detector, RoundState, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
 from gateway.model.evidence import Accumulator
@@ -82,7 +83,7 @@ from gateway.model.rewrite import (
     with_article,
 )
 from gateway.model.taxonomy import Taxonomy, choose_sense
-from gateway.model.terms import PhraseSet, TermOccurrence, Token, sentence_starts
+from gateway.model.terms import STOPWORDS, PhraseSet, TermOccurrence, Token, sentence_starts
 
 # Rounds after the policy's last one, while the output still fails its own check: the first
 # few still generalize, the rest redact.
@@ -328,9 +329,10 @@ class Engine:
         units = itertools.chain(((o.key, o.sentence) for o in occs), ((o.key, -1 - paragraph(o.start)) for o in occs))
         if not self._clean.is_clean(units, policy, entities, allow=allow, deny=stop, joined=disclosed):
             return None
-        in_paragraphs = ((o.key, paragraph(o.start)) for o in occs)
+        in_paragraphs = [(o.key, paragraph(o.start)) for o in occs]
         joined = disclosed if policy.stream_evidence else ()
-        if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=joined):
+        parts = {k: found for k in {*(k for k, _ in in_paragraphs), *joined} if (found := self._part_keys(k))}
+        if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=joined, parts=parts):
             return None
         # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.
         names = {k: e for e in entities for k in e.keys}
@@ -344,6 +346,12 @@ class Engine:
             if self.detector.derived(key, surface_of(tokens, o), n, names, entities, policy.alpha) is not None:
                 return None
         return SanitizeResult(text, (), self._utility([o.key for o in occs], ()), entities, policy, 1, ())
+
+    def _part_keys(self, key: str) -> tuple[str, ...]:
+        """The keys of a hyphenated compound's parts whose clue the evidence counts (Accumulator.clue)."""
+        if "-" not in key and "/" not in key:
+            return ()
+        return tuple(k for p in compound_parts(key) if p.isalpha() and (k := self.key(p)) not in STOPWORDS)
 
     def _utility(self, original_keys: Sequence[str], decisions: Sequence[Decision]) -> Utility:
         """Eq. 7 before and after; eq. 8 is their ratio.

@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 import threading
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -267,24 +267,43 @@ class CleanTextFilter:
         return max(fewest, 0)
 
     def within_budget(self, terms: Iterable[tuple[str, int]], policy: SanitizePolicy, entities: Sequence[Entity],
-                      *, allow: Collection[str], joined: Collection[str] = ()) -> bool:  # fmt: skip
+                      *, allow: Collection[str], joined: Collection[str] = (),
+                      parts: Mapping[str, Sequence[str]] | None = None) -> bool:  # fmt: skip
         """Is every paragraph's accumulated evidence below the budget? ``terms``: (key, paragraph).
 
         The engine's Accumulator sums the same clues (PMI >= evidence_floor of the threshold, known to K),
         so the answer is exact; ``joined`` terms (a stream's memory) count towards every paragraph. The engine
         sums only the first ``memory_candidates`` of them that are clues; all of them are summed here, which can
         only send a text to the engine that it would have passed, never pass one it would change.
+        ``parts``: the keys of a hyphenated compound's parts, by the compound's key. The engine's clue for a
+        compound is the largest of its own and its parts' ("aids-like" tells what "aids" does); here each part
+        counts beside the compound, once for each compound it is a part of: never less than the largest.
         """
         if policy.evidence_budget <= 0 or policy.mode == "redact":
             return True
         t = self._table(entities, policy.alpha)
+        parts = parts or {}
         paragraphs: dict[int, set[int]] = {}
+        # A part's id with the compound it stands for: one entry per compound, beside the compound's own.
+        in_compounds: dict[int, set[tuple[int, str]]] = {}
         for key, p in terms:
-            if key not in allow and (i := self._id(key)) >= 0:
+            if key in allow:
+                continue
+            if (i := self._id(key)) >= 0:
                 paragraphs.setdefault(p, set()).add(i)
+            for part in parts.get(key, ()):
+                if (j := self._id(part)) >= 0:
+                    in_compounds.setdefault(p, set()).add((j, key))
         names = {k for e in entities for k in e.keys}
         extra = {i for k in joined if k not in allow and k not in names and (i := self._id(k)) >= 0}
-        if not paragraphs and not extra:
+        extra_parts = [
+            j
+            for k in joined
+            if k not in allow and k not in names
+            for part in parts.get(k, ())
+            if (j := self._id(part)) >= 0
+        ]
+        if not paragraphs and not extra and not in_compounds and not extra_parts:
             return True
         df = self._frequencies()
         m = self._estimator.prior_weight
@@ -304,13 +323,20 @@ class CleanTextFilter:
                 keep = (n_t >= self._estimator.min_support) & attested & (pmi > 0) & (pmi >= floor)
                 return dict(zip(a[keep].tolist(), pmi[keep].tolist(), strict=True))
 
-            own = clues(set().union(*paragraphs.values()) if paragraphs else set())
+            own = clues(
+                set().union(*paragraphs.values(), *({j for j, _ in c} for c in in_compounds.values()))
+                if paragraphs or in_compounds
+                else set()
+            )
             earlier = clues(extra - set(own))
-            base = sum(earlier.values())
+            of_parts = clues(set(extra_parts))
+            base = sum(earlier.values()) + sum(of_parts.get(j, 0.0) for j in extra_parts)
             if base >= budget:
                 return False
-            for ids in paragraphs.values():
-                if base + sum(own.get(i, 0.0) for i in ids) >= budget:
+            for p in paragraphs.keys() | in_compounds.keys():
+                total = sum(own.get(i, 0.0) for i in paragraphs.get(p, ()))
+                total += sum(own.get(j, 0.0) for j, _ in in_compounds.get(p, ()))
+                if base + total >= budget:
                     return False
         return True
 
