@@ -79,6 +79,10 @@ def build_engine(config: EngineConfig = EngineConfig(), *, knowledge: Knowledge 
     )
 
 
+# What the recognizer only guesses from capitals and name lists: "Ur-Fascism", "Grace Kelly"'s words as words.
+_GUESSES = frozenset({"capitalised name", "another mention", "first name and surname"})
+
+
 def _name_kinds(wordnet: WordNet) -> NameKinds:
     """The identifier analyzer's name recognizer, as the engine asks it what kind a name is."""
     from gateway.model.identifiers.names import NameRecognizer
@@ -90,7 +94,7 @@ def _name_kinds(wordnet: WordNet) -> NameKinds:
         # Only what the recognizer has evidence for (a lexicon, a title, a head word, and another mention of
         # a name so found), not its guess that an unknown capitalised word is a person ("Ur-Fascism").
         found = list(recognizer(text))
-        sure = [f for f in found if f.score >= 0.7 and f.source not in ("capitalised name", "another mention")]
+        sure = [f for f in found if f.score >= 0.7 and f.source not in _GUESSES]
         words = {w for f in sure for w in f.text.split()}
         for f in found:
             if f in sure or (f.source == "another mention" and all(w in words for w in f.text.split())):

@@ -698,6 +698,68 @@ def test_a_display_name_is_read_with_the_address_beside_it(engine: Engine, analy
     assert b"Kossler via" not in out and b"Rob " not in out and b"rkossler@nd.example.edu" in out
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Hi Rob,\n\nthe patch works.\n", "Rob"),  # "rob" is a verb
+        ("Dear Grace,\r\n\r\nthe scan is attached.\r\n", "Grace"),
+        ("The scan is attached.\r\n\r\nBest regards,\r\nMark\r\n", "Mark"),  # a closing before a CRLF
+        ("Thanks\r\nJeff Long\r\n", "Jeff Long"),
+        ("Rob Kossler wrote the driver.", "Rob Kossler"),  # "Rob" opens the sentence
+        ("I met Nick Foster there.", "Nick Foster"),  # two ordinary words, a first name and a surname
+        ("To: Long, Jeffrey P. <jplong@example.org>", "Long, Jeffrey P."),
+    ],
+)
+def test_a_first_name_or_surname_that_is_also_an_ordinary_word_is_found(
+    analyzer: Analyzer, text: str, name: str
+) -> None:
+    # Each of these left a word of the name in the text: a first name that is an ordinary word was read as the
+    # sentence's first word, a greeting or signature of ordinary words as "Hello All", a CRLF line end hid the
+    # closing, a surname before a comma stood outside the name.
+    assert found(analyzer, text).get(name) == "PERSON"
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert not any(word.strip(",.") in out for word in name.split() if len(word.strip(",.")) > 1)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hello All,\n\nthe build is green.\n",
+        "Hi Team,\n\nthe build is green.\n",
+        "Mark the box when done. Grace periods apply.",
+        "Thanks,\nWill do that tomorrow.\n",  # "will" is a function word before it is a name
+        "Bill of Rights, Hope Street and Grant Application are no people.",
+    ],
+)
+def test_ordinary_words_that_are_also_first_names_stay_where_they_are_words(analyzer: Analyzer, text: str) -> None:
+    assert not [f for f in analyzer.analyze(text, SAFE_HARBOR) if f.kind == "PERSON"]
+
+
+def test_two_people_joined_by_and_are_two_and_their_ordinary_surnames_are_found_again(analyzer: Analyzer) -> None:
+    # "John Smith and Mary Baker" was one name, one placeholder for both; "Baker", an ordinary word, was not
+    # found again alone, and stayed in "and Baker agreed".
+    text = "John Smith and Mary Baker will join. Later, Smith said it works and Baker agreed. Baker Street is far."
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert out.startswith("[PERSON 1] and [PERSON 2] will join. Later, [PERSON 1] said it works and [PERSON 2] ")
+    assert out.endswith("Baker Street is far.")
+
+
+def test_a_name_that_is_an_ordinary_word_is_the_word_in_lower_case(analyzer: Analyzer) -> None:
+    # A replaced value is replaced in any case ("ettus" after "Ettus"); "grace" after "Hi Grace," is the word.
+    text = "Hi Grace,\n\nby the grace of the long cable it works. Jeff said Long was right.\n\nThanks\nJeff Long\n"
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert "by the grace of the long cable" in out
+    assert "Grace" not in out and "Long" not in out and "Jeff" not in out
+
+
+def test_two_readings_of_one_name_that_share_a_word_are_one_name(analyzer: Analyzer) -> None:
+    # Four readings overlap in the header: "Blanco" and "Roberto" (again from the surer signature), "Puertas
+    # Blanco" and "Blanco, Roberto" (surname first); each overlaps two others, and none may leave a word out.
+    text = "Regards,\nBlanco, Roberto\n\u2029From: Puertas Blanco, Roberto via the list\n"
+    out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
+    assert "Puertas" not in out and "Blanco" not in out and "Roberto" not in out
+
+
 def test_ordinary_words_spelt_by_an_address_are_no_person(analyzer: Analyzer) -> None:
     assert "Support Team" not in found(analyzer, "Support Team <support.team@example.com> wrote: the Support Team")
 

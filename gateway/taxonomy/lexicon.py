@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+from importlib import resources
 from typing import Any
 
 from gateway.model.identifiers.names import WordClass
@@ -32,9 +33,19 @@ _FUNCTION_WORDS = frozenset(
 )
 
 
+def census_names(name: str) -> frozenset[str]:
+    """One of the census's lists of frequent names (``gateway/data/given-names.txt``, ``surnames.txt``), lower
+    case, function words aside: "May" and "June" are months before they are anyone's name."""
+    text = resources.files("gateway").joinpath(f"data/{name}.txt").read_text(encoding="utf-8")
+    names = (line.strip() for line in text.splitlines() if line.strip() and not line.startswith("#"))
+    return frozenset(n for n in names if n not in STOPWORDS and n not in _FUNCTION_WORDS)
+
+
 class WordNetLexicon:
     def __init__(self, wordnet: WordNet) -> None:
         self._wordnet = wordnet
+        self._given = census_names("given-names")
+        self._surnames = census_names("surnames")
         self._wn: Any = wordnet._wn
         self._cache: dict[str, WordClass] = {}
         self._ordinary: dict[str, bool] = {}
@@ -51,6 +62,12 @@ class WordNetLexicon:
             if len(self._cache) < 200_000:
                 self._cache[word] = found
         return found
+
+    def is_given_name(self, word: str) -> bool:
+        return word.lower() in self._given
+
+    def is_surname(self, word: str) -> bool:
+        return word.lower() in self._surnames
 
     def is_ordinary(self, word: str) -> bool:
         low = word.lower().replace("’", "'")

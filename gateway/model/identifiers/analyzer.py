@@ -15,7 +15,7 @@ import phonenumbers
 
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
-from gateway.model.identifiers.names import TITLES, Lexicon, NameRecognizer
+from gateway.model.identifiers.names import TITLES, Lexicon, NameRecognizer, ordinary_mentions
 from gateway.model.identifiers.patterns import LABELLED, shape_of, structured
 from gateway.model.normalize import fold_with_offsets
 
@@ -35,6 +35,11 @@ class Analyzer:
         # cache lookup, ~100 times a message) unless told to keep them: its own switch, process-wide, kept
         # to the few regions' patterns a parse touches.
         phonenumbers.enable_pattern_cache()
+
+    def is_ordinary_name(self, value: str, kind: str | None) -> bool:
+        """A person's name of one word that is also an ordinary word ("Grace", "Long"): written in lower case
+        it is the word ("by the grace of"), not the name."""
+        return kind == K.PERSON and " " not in value and self._lexicon.is_ordinary(value)
 
     def analyze(self, text: str, kinds: Collection[str], *, addresses: Collection[str] = ()) -> list[Finding]:
         """Findings of the given kinds, none overlapping another, in text order.
@@ -68,6 +73,8 @@ class Analyzer:
             )
         # Nothing crosses a paragraph separator: in a message that is the border between two parts.
         found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in f.text]))
+        if K.PERSON in wanted and (parts := ordinary_mentions(text, found, self._lexicon)):
+            found = resolve_overlaps([*found, *parts])
         return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found)]))
 
 
@@ -166,7 +173,8 @@ def _recurrences(text: str, found: Sequence[Finding]) -> list[Finding]:
     """Every other occurrence of a value found once: what is an identifier in one place is one everywhere."""
     values: dict[str, Finding] = {}
     for f in found:
-        if len(f.text) >= 3 and f.text.strip() == f.text and f.score >= 0.5:
+        # Another mention was found wherever it stands as a name; elsewhere ("Baker Street") it is no name.
+        if len(f.text) >= 3 and f.text.strip() == f.text and f.score >= 0.5 and f.source != "another mention":
             values.setdefault(f.text, f)
     taken = {(f.start, f.end) for f in found}
     out = []
@@ -253,7 +261,8 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
     label ("account number 0043318821", which phonenumbers also accepts), the label names the kind.
 
     A name that loses to a surer reading of part of it as the same kind ("Jakub" found again where a greeting
-    named him, inside "Jakub Rybka") is the longer name: the winner grows to cover it, or the surname stays.
+    named him, inside "Jakub Rybka") is the longer name: the winner grows to cover it, or the surname stays; a
+    person's name that shares a word with the winner's grows it to both.
     """
     kept: list[Finding] = []
     starts: list[int] = []  # kept spans, sorted and disjoint
@@ -273,13 +282,17 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
     kept.sort(key=lambda f: f.start)
     for f in lost:
         i = bisect.bisect_right(starts, f.start)
+        if f.kind == K.PERSON and _merge_people(f, kept, starts, ends):
+            continue
         hits = [j for j in (i - 1, i) if 0 <= j < len(kept) and starts[j] < f.end and ends[j] > f.start]
         if len(hits) != 1:
             continue
         j = hits[0]
         g = kept[j]
         if f.kind in NAME_KINDS:
-            if g.kind != f.kind or not f.start <= g.start <= g.end <= f.end:
+            # A person's name read twice with a word in common ("Puertas Blanco" and "Blanco, Roberto") is one
+            # name: the union, or a word of it stays beside the placeholder.
+            if g.kind != f.kind or (f.kind != K.PERSON and not f.start <= g.start <= g.end <= f.end):
                 continue
         elif g.kind not in _OPAQUE_KINDS:
             continue
@@ -295,3 +308,24 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
         kept[j] = replace(g, start=start, end=end, text=text, parts=())
         starts[j], ends[j] = start, end
     return kept
+
+
+def _merge_people(f: Finding, kept: list[Finding], starts: list[int], ends: list[int]) -> bool:
+    """A person's name that lost to several surer readings of its words ("Blanco" and "Roberto" inside "Puertas
+    Blanco, Roberto") is one person: the readings become one finding covering the name, if only people's
+    names stood inside it."""
+    lo = bisect.bisect_right(starts, f.start)
+    if lo > 0 and ends[lo - 1] > f.start:
+        lo -= 1
+    hi = lo
+    while hi < len(kept) and starts[hi] < f.end:
+        hi += 1
+    if hi - lo < 2 or any(kept[j].kind != K.PERSON for j in range(lo, hi)):
+        return False
+    start, end = min(f.start, starts[lo]), max(f.end, ends[hi - 1])
+    text = kept[lo].text[: f.start - starts[lo]] + f.text + kept[hi - 1].text[len(kept[hi - 1].text) - (end - f.end) :]
+    best = max(range(lo, hi), key=lambda j: kept[j].score)
+    kept[lo:hi] = [replace(kept[best], start=start, end=end, text=text, parts=())]
+    starts[lo:hi] = [start]
+    ends[lo:hi] = [end]
+    return True

@@ -19,6 +19,7 @@ A person found once is found again wherever a part of the name recurs
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
@@ -37,6 +38,14 @@ class Lexicon(Protocol):
 
     def is_ordinary(self, word: str) -> bool:
         """Whether the word has any ordinary (lower-case) sense, however rare."""
+        ...
+
+    def is_given_name(self, word: str) -> bool:
+        """Whether the word is a frequent first name ("Rob", "Grace"), whatever else it is."""
+        ...
+
+    def is_surname(self, word: str) -> bool:
+        """Whether the word is a frequent surname ("Foster", "Baker"), whatever else it is."""
         ...
 
 
@@ -69,7 +78,7 @@ _PLACE_HEADS = frozenset(
 )
 _CLOSINGS = re.compile(
     r"(?:regards|best|thanks|thank you|cheers|sincerely|yours|cordially|respectfully|warmly|best wishes|"
-    r"kind regards|many thanks|all the best)[ \t]*[,.!]?[ \t]*\n+[ \t]*$",
+    r"kind regards|many thanks|all the best)[ \t]*[,.!]?[ \t]*(?:\r?\n)+[ \t]*$",
     re.IGNORECASE,
 )
 # The last letters of the closings: a line after anything else is after no closing (a test before the search).
@@ -78,7 +87,7 @@ _CLOSING_ENDS = frozenset("stuySTUY")
 
 def _may_close(text: str, at: int) -> bool:
     """Could _CLOSINGS end at ``at``: do the blank lines before it follow a word ending as a closing ends?"""
-    before = text[max(0, at - 60) : at].rstrip(" \t\n").rstrip(",.!").rstrip(" \t")
+    before = text[max(0, at - 60) : at].rstrip(" \t\r\n").rstrip(",.!").rstrip(" \t")
     return bool(before) and before[-1] in _CLOSING_ENDS
 
 
@@ -140,6 +149,12 @@ def _sentence_initial(text: str, start: int) -> bool:
     while j >= 0 and text[j] in " \t\r\"“‘'([*->":
         j -= 1
     return j < 0 or text[j] in ".!?:;\n\u2029" or (text[j] == ")" and j > 0 and text[j - 1].isdigit())
+
+
+def _alone_after(text: str, end: int) -> bool:
+    """Nothing but punctuation after ``end`` on its line: "Hi Rob," or a signature's "Mark"."""
+    nl = text.find("\n", end)
+    return not text[end : nl if nl >= 0 else len(text)].strip(" \t\r,.!:;")
 
 
 def _shouting(line: str) -> bool:
@@ -270,15 +285,47 @@ class NameRecognizer:
                     i += 1
                     continue
                 # "of the", "and" between capitalised words ("Court of Appeal"), but not before a title
-                # ("Mr Corell and Mr Frowein" are two people).
+                # ("Mr Corell and Mr Frowein" are two people) nor between two first names ("John Smith and Mary
+                # Baker" are two people too, and one placeholder for both would give Smith's number to Baker).
                 m = _CONNECTOR_GAP.fullmatch(gap)
                 if m is None or nxt.word.lower() in TITLES:
+                    break
+                if m.group(1) in ("and", "&") and self._two_people(run, nxt):
                     break
                 run.extend(_Tok(m.group(g), prev.end + m.start(g), prev.end + m.end(g)) for g in (1, 2) if m.group(g))
                 run.append(nxt)
                 i += 1
             found.extend(self._judge(text, run, closing, greeting))
         return tuple((f.start, f.end, f.kind, f.source, f.score) for f in found)
+
+    def _two_people(self, run: Sequence[_Tok], nxt: _Tok) -> bool:
+        first = next((t for t in run if t.word.lower() not in TITLES), None)
+        lex = self._lexicon
+        if first is None or first is run[-1]:
+            return False
+        return lex.is_given_name(first.word) and lex.is_given_name(nxt.word)
+
+    def _first_name(self, text: str, run: Sequence[_Tok], closing: bool) -> bool:
+        """Whether a sentence's first word, an ordinary one, is someone's first name: a frequent one, before a
+        word no dictionary holds ("Rob Kossler wrote", where "Rob" is also a verb), or alone on a line after a
+        closing ("Regards,\nMark")."""
+        first = run[0]
+        if not self._lexicon.is_given_name(first.word):
+            return False
+        if len(run) > 1:
+            return self._full_name(run[:2])
+        return closing and not text[: first.start].strip(" \t") and _alone_after(text, first.end)
+
+    def _full_name(self, run: Sequence[_Tok]) -> bool:
+        """A first name and a surname, whatever else the words are: "Nick Foster", "Rob Kossler"."""
+        if len(run) not in (2, 3) or any(t.acronym or not t.capitalised for t in run):
+            return False
+        if any(b.start - a.end != 1 for a, b in itertools.pairwise(run)):
+            return False  # "Grace-Baker", "Bill of Rights"
+        lex, last = self._lexicon, run[-1].word
+        if last.lower() in ORG_HEADS or last.lower() in _PLACE_HEADS or not lex.is_given_name(run[0].word):
+            return False
+        return lex.is_surname(last) or lex.word_class(last) in ("unknown", "proper", "person")
 
     def _judge(self, text: str, run: Sequence[_Tok], closing: bool, greeting: bool = True) -> list[Finding]:
         """``text`` is one line; ``closing``: a closing ("Regards,") stands on the lines just before it;
@@ -306,7 +353,9 @@ class NameRecognizer:
             if _sentence_initial(text, first.start) and not first.acronym:
                 # A capital that only starts a sentence: "The", "However", "Born in 1948" (Max Born aside).
                 cls = lex.word_class(first.word)
-                if cls == "common" or low in _CONNECTORS or (len(run) == 1 and lex.is_ordinary(first.word)):
+                if (
+                    cls == "common" or low in _CONNECTORS or (len(run) == 1 and lex.is_ordinary(first.word))
+                ) and not self._first_name(text, run, closing):
                     run = run[1:]
                     continue
             break
@@ -348,7 +397,10 @@ class NameRecognizer:
             (greeted or signed)
             and len(words) <= 3
             and not any(low in ORG_HEADS for low in lows)
-            and not all(lex.is_ordinary(w) for w in words)  # "Hello All", "Dear Community"
+            # "Hello All", "Dear Community" are no names; "Hi Rob," and "Cheers,\nGrace" are.
+            and (
+                not all(lex.is_ordinary(w) for w in words) or (lex.is_given_name(words[0]) and _alone_after(text, end))
+            )
         ):
             return [self._finding(text, start, end, K.PERSON, "greeting or signature")]
         if any(low in ORG_HEADS for low in lows):
@@ -358,6 +410,8 @@ class NameRecognizer:
             return [self._finding(text, start, end, K.ORG, "organisation head word")]
         if len(words) == 1 and run[0].acronym:
             return [self._finding(text, start, end, K.MISC, "acronym", 0.5)]
+        if all(c in ("common", "demonym") for c in classes) and len(run) == len(words) and self._full_name(run):
+            return [self._finding(text, start, end, K.PERSON, "first name and surname", 0.7)]
         if all(c in ("common", "demonym") for c in classes):
             if len(words) == 1 and classes[0] == "demonym":
                 return [self._finding(text, start, end, K.DEM, "nationality")]
@@ -411,3 +465,88 @@ class NameRecognizer:
                 if not (before.isalnum() or before in "_’'-") and not (after.isalnum() or after in "_-"):
                     yield Finding(start=i, end=j, kind=K.PERSON, text=name, score=0.6, source="another mention")
                 i = text.find(name, j)
+
+
+_PUNCTUATION = ",.;:!?()[]<>\"'“”‘’*"
+# Words that stand before a name without being part of it ("Hi Rob", "Thanks Baker").
+_BEFORE_NAMES = frozenset("hi hello hey dear thanks thank cheers".split())
+
+
+def ordinary_mentions(text: str, found: Sequence[Finding], lexicon: Lexicon) -> list[Finding]:
+    """Every other mention of a person's name part that is also an ordinary word: "Rob" of "Rob Kossler",
+    "Baker" of "Mary Baker". A reading of capitals takes no such word alone, so without this "I asked Baker"
+    keeps the surname that [PERSON 1] hid. Only a frequent first name or surname (a word of "IO Error", read as
+    a person, is not one), and only where it stands as a name stands: capitalised inside a sentence ("and
+    Baker agreed") or alone on its line ("Rob,"), with no capitalised word beside it ("Baker Street")."""
+    out = _surnames_first(text, found, lexicon)
+    parts: set[str] = set()
+    people = {f.text for f in (*found, *out) if f.kind == K.PERSON and not f.source.startswith("another mention")}
+    for name in people:
+        for w in name.split():
+            w = w.strip(_PUNCTUATION)
+            if "'" in w or "’" in w:
+                w = _CLITIC.sub("", w)
+            low = w.lower()
+            if (
+                len(w) > 2
+                and w[0].isupper()
+                and w[1:].islower()
+                and w.isalpha()
+                and low not in TITLES
+                and low not in _CONNECTORS
+                and (lexicon.is_given_name(w) or lexicon.is_surname(w))
+                and lexicon.word_class(w) == "common"
+            ):
+                parts.add(w)
+    for part in parts:
+        i = text.find(part)
+        while i >= 0:
+            j = i + len(part)
+            if _stands_as_name(text, i, j):
+                out.append(Finding(start=i, end=j, kind=K.PERSON, text=part, score=0.6, source="another mention"))
+            i = text.find(part, j)
+    return out
+
+
+_SURNAME_FIRST = re.compile(r"([A-Z][a-z]+(?:-[A-Z][a-z]+)?), $")
+
+
+def _surnames_first(text: str, found: Sequence[Finding], lexicon: Lexicon) -> list[Finding]:
+    """A name written surname first, as directories and mail programs write it: "Long, Jeffrey P.". The first
+    name is found and the surname, an ordinary word, is not; a comma does not join them as a capital does."""
+    out = []
+    for f in found:
+        if f.kind != K.PERSON or f.start < 3 or text[f.start - 2 : f.start] != ", ":
+            continue
+        m = _SURNAME_FIRST.search(text, max(0, f.start - 40), f.start)
+        if m is None or (m.start() > 0 and (text[m.start() - 1].isalnum() or text[m.start() - 1] in "-'’")):
+            continue
+        # One of the two must be a frequent name as the census lists them: a style sheet's "Calibri, Helvetica"
+        # and a sentence's "Block, Python" are no one's surname and first name.
+        first, surname = f.text.split(" ", 1)[0], m.group(1)
+        given_first = lexicon.is_given_name(first) and (
+            lexicon.is_surname(surname) or lexicon.word_class(surname) in ("unknown", "proper", "person")
+        )
+        if given_first or (lexicon.is_surname(surname) and lexicon.word_class(first) in ("unknown", "person")):
+            out.append(Finding(start=m.start(), end=f.end, kind=K.PERSON, text=text[m.start() : f.end],
+                               score=f.score, source="surname, first name"))  # fmt: skip
+    return out
+
+
+def _stands_as_name(text: str, i: int, j: int) -> bool:
+    before = text[i - 1] if i else " "
+    after = text[j] if j < len(text) else " "
+    if before.isalnum() or before in "_’'-" or after.isalnum() or after in "_-":
+        return False  # inside a word
+    if after == " " and text[j + 1 : j + 2].isupper():
+        return False  # "Baker Street", "Rob Kossler" (found as a whole already)
+    if before == " ":
+        k = i - 1
+        while k > 0 and text[k - 1].isalpha():
+            k -= 1
+        prev = text[k : i - 1]
+        if prev[:1].isupper() and prev.lower() not in _BEFORE_NAMES:
+            return False  # "Little Baker": a longer capitalised phrase
+    if _sentence_initial(text, i):
+        return _alone_after(text, j) and not text[text.rfind("\n", 0, i) + 1 : i].strip(" \t>")
+    return True

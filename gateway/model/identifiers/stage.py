@@ -19,7 +19,7 @@ from gateway.errors import ConfigError
 from gateway.model.identifiers.analyzer import Analyzer, find_words
 from gateway.model.identifiers.anonymizer import Replacement, anonymize
 from gateway.model.identifiers.finding import Finding
-from gateway.model.identifiers.kinds import MISC, SAFE_HARBOR
+from gateway.model.identifiers.kinds import MISC, PERSON, SAFE_HARBOR
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
 from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
 from gateway.model.terms import PLACEHOLDER
@@ -73,7 +73,11 @@ def remove_identifiers(
     replacements = [
         r for r in anonymize(findings, address_level=policy.address_level, safe_harbor=safe_harbor) if r.changes
     ]
-    replacements += _in_other_case(text, findings, replacements)
+    replacements += _in_other_case(
+        text,
+        findings,
+        [r for r in replacements if r.finding.kind != PERSON or not analyzer.is_ordinary_name(r.finding.text, PERSON)],
+    )
     edits = [_edit(text, r) for r in replacements]
     return IdentifierPass(apply_edits(text, edits), tuple(_decisions(replacements)))
 
@@ -202,7 +206,7 @@ def sanitize_text(
         return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))
     # Keys as the engine reads them: a generalization must not write a replaced value back, not even inside
     # a phrase ("American state" after "American"), or the check before sending would hold the text.
-    replaced = {key(d.term) for d in found.decisions}
+    replaced = {key(d.term) for d in found.decisions if not identifiers.is_ordinary_name(d.term, d.kind)}
     result = engine.sanitize(found.text, policy, avoid=avoid, disclosed=disclosed, replaced=replaced)
     mapped = tuple(
         replace(d, spans=tuple(sorted({found.rewritten.to_original(*s) for s in d.spans}))) for d in result.decisions
