@@ -702,6 +702,7 @@ def test_a_display_name_is_read_with_the_address_beside_it(engine: Engine, analy
     ("text", "name"),
     [
         ("Hi Rob,\n\nthe patch works.\n", "Rob"),  # "rob" is a verb
+        ("Hi Rob, see the patch below.\n", "Rob"),
         ("Dear Grace,\r\n\r\nthe scan is attached.\r\n", "Grace"),
         ("The scan is attached.\r\n\r\nBest regards,\r\nMark\r\n", "Mark"),  # a closing before a CRLF
         ("Thanks\r\nJeff Long\r\n", "Jeff Long"),
@@ -726,6 +727,7 @@ def test_a_first_name_or_surname_that_is_also_an_ordinary_word_is_found(
     [
         "Hello All,\n\nthe build is green.\n",
         "Hi Team,\n\nthe build is green.\n",
+        "Hi Mark the box below.\n",
         "Mark the box when done. Grace periods apply.",
         "Thanks,\nWill do that tomorrow.\n",  # "will" is a function word before it is a name
         "Bill of Rights, Hope Street and Grant Application are no people.",

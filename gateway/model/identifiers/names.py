@@ -397,9 +397,13 @@ class NameRecognizer:
             (greeted or signed)
             and len(words) <= 3
             and not any(low in ORG_HEADS for low in lows)
-            # "Hello All", "Dear Community" are no names; "Hi Rob," and "Cheers,\nGrace" are.
+            # "Hello All", "Dear Community" are no names; "Hi Rob, see below" and "Cheers,\nGrace" are.
             and (
-                not all(lex.is_ordinary(w) for w in words) or (lex.is_given_name(words[0]) and _alone_after(text, end))
+                not all(lex.is_ordinary(w) for w in words)
+                or (
+                    lex.is_given_name(words[0])
+                    and (_alone_after(text, end) or (greeted and text[end : end + 1] in ",!:"))
+                )
             )
         ):
             return [self._finding(text, start, end, K.PERSON, "greeting or signature")]
