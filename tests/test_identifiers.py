@@ -84,6 +84,13 @@ CLINICAL = [
     ("Health plan ID: HPN 88231744 on file.", "HPN 88231744", "HEALTH_PLAN"),
     ("Claim for Maria Gonzales, DOB 3/14/1931", "Maria Gonzales", "PERSON"),
     ("Server IP 10.0.0.7 logged the upload.", "10.0.0.7", "IP"),
+    # A label a sentence writes ("SSN is"), a number in international form with a fictional area code and an
+    # extension, addresses spelt out to pass filters.
+    ("Her SSN is 219091234 per intake.", "219091234", "SSN"),
+    ("Social Security number: 219091234.", "219091234", "SSN"),
+    ("Call him on +1-555-123-4567 ext. 22 tonight.", "+1-555-123-4567 ext. 22", "PHONE"),
+    ("Write to jane dot doe at gmail dot com for results.", "jane dot doe at gmail dot com", "EMAIL"),
+    ("Reach her at r.patel [at] example [dot] org today.", "r.patel [at] example [dot] org", "EMAIL"),
 ]  # fmt: skip
 
 
@@ -98,6 +105,7 @@ def test_every_safe_harbor_kind_is_found_in_clinical_text(analyzer: Analyzer, te
         "Take 2 tablets of 500 mg twice a day for 10 days.",  # doses are no identifiers
         "The Court held that Article 6 of the Convention was violated.",
         "Firmware version 4.2.1 fixes the USB 3.0 issue on the B210.",
+        "Look at the dot com bubble; I am at home dot now.",  # "at" and "dot" in prose
         "mailman 2.1.33, built with gnu radio 3.8.2.0 and python 3.10.12.",  # versions, no dates
         "However, the patient improved. Nevertheless she was discharged.",
         "Blood pressure 120/80, pulse 72, temperature 37.2.",

@@ -26,6 +26,7 @@ from stdnum.us import ssn as us_ssn
 
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
+from gateway.model.terms import STOPWORDS
 
 _MONTHS = (
     "January|February|March|April|May|June|July|August|September|October|November|December|"
@@ -117,7 +118,9 @@ _IPV6 = re.compile(
 _IPV6_HINT = re.compile(r":(?<=[0-9A-Fa-f]:)[0-9A-Fa-f]{1,4}:")
 _MAC_HINT = re.compile(r"[:-](?<=[0-9A-Fa-f]{2}[:-])[0-9A-Fa-f]{2}[:-]")
 _SSN = re.compile(r"\d(?<![\d-]\d)\d\d[- ]\d\d[- ]\d{4}(?![\d-])")
-_SSN_LABELLED = re.compile(r"[Ss][Ss][Nn][\s:#]*(\d{9})\b")
+_SSN_LABELLED = re.compile(
+    r"(?:[Ss][Ss][Nn]|[Ss]ocial [Ss]ecurity(?: [Nn]umber| [Nn]o\.?)?)(?:[\s:#]|\s(?:is|was|number|no\.?)\b)*(\d{9})\b"
+)
 _CARD = re.compile(r"\d(?<![\d-]\d)(?:[ -]?\d){12,18}(?![\d-])")
 _IBAN = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
 _PHONE_CANDIDATE = re.compile(r"[+(\d](?<![\w+/.(-][+(\d])[\d\s().-]{5,19}\d(?:\s*(?:x|ext\.?)\s*\d{1,5})?(?![\w/-])")
@@ -354,7 +357,13 @@ def quantities(text: str, shape: bytes | None = None) -> Iterator[Finding]:
 
 
 def emails(text: str, shape: bytes | None = None) -> Iterator[Finding]:
-    """``[\\w.%+'-]+@domain`` with a word boundary before it, as a left-to-right scan would find it."""
+    """``[\\w.%+'-]+@domain`` with a word boundary before it, as a left-to-right scan would find it; and an
+    address spelt out to pass filters ("jane dot doe at gmail dot com", "jane [at] example [dot] org")."""
+    if _SPELT_DOT.search(text) is not None:
+        for m in _SPELT_EMAIL.finditer(text):
+            # "Look at the dot com bubble": an address's words are names, not "the" or "my".
+            if STOPWORDS.isdisjoint(w for w in map(str.lower, _SPELT_WORDS.findall(m.group())) if w not in _SPELT):
+                yield _f(m, K.EMAIL, "e-mail spelt out", 0.9)
     if "@" not in text:
         return
     pos = 0  # matches do not overlap: a local part starts after the previous address
@@ -369,6 +378,22 @@ def emails(text: str, shape: bytes | None = None) -> Iterator[Finding]:
         if i < at:
             pos = m.end()
             yield Finding(start=i, end=pos, kind=K.EMAIL, text=text[i:pos], score=1.0, source="e-mail pattern")
+
+
+# "dot" as a word, or bracketed: what every spelt-out address holds before its top-level domain (a scan that
+# finds nothing in nearly every text, before the pattern is tried).
+_SPELT_DOT = re.compile(r"[\s\[(]dot[\s\])]", re.IGNORECASE)
+_SPELT_WORDS = re.compile(r"[^\W_]+")
+_SPELT = frozenset({"at", "dot"})
+# A literal "." only between letters: ". " ends a sentence.
+_DOT = r"(?:\.|\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
+_AT = r"(?:\s*@\s*|\s*[\[(]\s*at\s*[\])]\s*|\s+at\s+)"
+_SPELT_EMAIL = re.compile(
+    rf"(?<![\w.@-])[a-z0-9][\w%+-]*(?:{_DOT}[\w%+-]+)*{_AT}[a-z][\w-]*(?:{_DOT}[a-z0-9][\w-]*)*"
+    rf"(?:\s*[\[(]\s*dot\s*[\])]\s*|\s+dot\s+)"
+    r"(?:com|org|net|edu|gov|mil|int|info|biz|io|co|uk|us|ca|au|de|fr|nl|es|it|ie|nz|in|ch|se|no|dk|be|at)\b",
+    re.IGNORECASE,
+)
 
 
 def _word(ch: str) -> bool:
@@ -560,7 +585,7 @@ class Phones:
                 continue  # "2024-03-05 14:22": a date and a time, which phonenumbers would take for a number
             before = text[max(0, m.start() - 30) : m.start()]
             labelled = _PHONE_CONTEXT.search(before) is not None
-            grouped = _GROUPED_DIGITS.fullmatch(raw) is not None
+            grouped = _GROUPED_DIGITS.fullmatch(_EXTENSION.sub("", raw)) is not None
             if not (labelled or grouped):
                 continue  # neither a label nor grouped digits: no number is taken for a phone's (nothing to parse)
             key = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
@@ -574,7 +599,9 @@ class Phones:
             if phonenumbers.is_valid_number(number):
                 ok = grouped or labelled
             elif phonenumbers.is_possible_number(number):
-                ok = labelled
+                # Written in international form ("+1-555-123-4567"), a number of a phone's length is one,
+                # whether or not its area code is assigned (the fictional 555 is not).
+                ok = labelled or (grouped and raw.startswith("+"))
             else:
                 self._reject(key)  # neither valid nor possible: no label would make it a phone number
                 continue
@@ -593,6 +620,7 @@ class Phones:
 
 _NOT_DIGIT = re.compile(r"\D")
 _ISO_DATE_START = re.compile(r"(?:1[6-9]|20)\d\d([-/])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12]\d|3[01])(?!\d)")
+_EXTENSION = re.compile(r"\s*(?:x|ext\.?)\s*\d{1,5}$")
 _GROUPED_DIGITS = re.compile(r"(?:\+|00)?[\d().]*\d[\s().-]+\d[\d\s().-]*")
 
 
