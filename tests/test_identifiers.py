@@ -91,6 +91,15 @@ CLINICAL = [
     ("Call him on +1-555-123-4567 ext. 22 tonight.", "+1-555-123-4567 ext. 22", "PHONE"),
     ("Write to jane dot doe at gmail dot com for results.", "jane dot doe at gmail dot com", "EMAIL"),
     ("Reach her at r.patel [at] example [dot] org today.", "r.patel [at] example [dot] org", "EMAIL"),
+    # An age over 89 in words, a dotted ISO date, British and Canadian postcodes, a national number of another
+    # country, a link without its scheme.
+    ("The patient is ninety-two years old.", "ninety-two years old", "AGE"),
+    ("Her uncle, aged ninety, lives alone.", "aged ninety", "AGE"),
+    ("Seen 2022.03.04 in clinic.", "2022.03.04", "DATE"),
+    ("Write to 10 Downing St, London SW1A 2AA soon.", "SW1A 2AA", "ADDRESS"),
+    ("Ottawa ON K1A 0B6 is the office.", "K1A 0B6", "ADDRESS"),
+    ("Mobile 07700 900123 after six.", "07700 900123", "PHONE"),
+    ("Portal example-clinic.org/records/998 has the scans.", "example-clinic.org/records/998", "URL"),
 ]  # fmt: skip
 
 
@@ -106,6 +115,8 @@ def test_every_safe_harbor_kind_is_found_in_clinical_text(analyzer: Analyzer, te
         "The Court held that Article 6 of the Convention was violated.",
         "Firmware version 4.2.1 fixes the USB 3.0 issue on the B210.",
         "Look at the dot com bubble; I am at home dot now.",  # "at" and "dot" in prose
+        "He is ninety percent sure that version 2019.12.31 runs on the X310 2RX and the B210 1AB.",
+        "The site ettus.com has it.",  # a domain alone names an organisation
         "mailman 2.1.33, built with gnu radio 3.8.2.0 and python 3.10.12.",  # versions, no dates
         "However, the patient improved. Nevertheless she was discharged.",
         "Blood pressure 120/80, pulse 72, temperature 37.2.",
@@ -655,6 +666,12 @@ def test_an_identifier_disguised_by_invisible_or_full_width_characters_is_found_
     assert found(analyzer, text) == {value: kind}
     out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
     assert not any(ch.isdigit() for ch in out.replace("1961", "")) and "john" not in out
+
+
+def test_an_age_over_89_in_words_is_90_or_older_as_in_digits(analyzer: Analyzer) -> None:
+    policy = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
+    out = remove_identifiers("She is ninety-two years old; her uncle, aged ninety, is well.", analyzer, policy).text
+    assert out == "She is 90 or older; her uncle, aged 90 or older, is well."
 
 
 def test_a_person_is_found_again_in_other_spellings_of_the_name(analyzer: Analyzer) -> None:

@@ -19,6 +19,7 @@ from typing import Literal
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import TITLES
+from gateway.model.identifiers.patterns import AGE_WORDS
 
 AddressLevel = Literal["none", "city", "state"]
 # Compiled once: the module functions of re look each pattern up in their cache at every call (per finding).
@@ -95,7 +96,7 @@ def _operate(f: Finding, numbering: _Numbering, address_level: AddressLevel, saf
             return Replacement(f, "[AGE]", "redact", f"AGE:{age}")
         if age <= 89:
             return Replacement(f, f.text, "generalize", f"AGE:{age}")
-        digits = _DIGITS.search(f.text)
+        digits = _DIGITS.search(f.text) or AGE_WORDS.search(f.text)  # "aged ninety-two"
         assert digits is not None
         rest = f.text[digits.end() :]
         if _YEARS_OLD_HYPHENED.match(rest):

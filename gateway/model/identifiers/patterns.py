@@ -43,7 +43,7 @@ _DATE_AT_DIGIT = re.compile(
     rf"{_DAY}(?:\s+of)?\s+{_M}(?:,?\s+(?P<y1>{_YEAR}))?\b"  # 21 March 2005, 21st of March
     rf"|(?:0?[1-9]|[12]\d|3[01])(?P<sep>[/.-])(?:0?[1-9]|[12]\d|3[01])(?P=sep)(?P<y4>{_YEAR}|\d\d)\b"  # 04/12/1961
     # 1961-04-12, 2024/03/05, and a time after it as ISO 8601 and logs write it: 2024-03-05T09:00:00+01:00
-    rf"|(?P<y5>{_YEAR})(?P<isep>[-/])(?:0[1-9]|1[0-2])(?P=isep)(?:0[1-9]|[12]\d|3[01])"
+    rf"|(?P<y5>{_YEAR})(?P<isep>[-/.])(?:0[1-9]|1[0-2])(?P=isep)(?:0[1-9]|[12]\d|3[01])"
     r"(?:[T ](?:[01]\d|2[0-3]):[0-5]\d(?::[0-5]\d(?:[.,]\d+)?)?(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)?(?![\d:]))?(?!\d)"
     # a time of day: 10 p.m., 14:30, 9.15 am
     r"|(?P<t>(?:[01]?\d|2[0-3])(?:[:.][0-5]\d)?\s?(?:a\.m\.|p\.m\.|am\b|pm\b)|(?:[01]?\d|2[0-3]):[0-5]\d(?::[0-5]\d)?\b)"
@@ -51,7 +51,7 @@ _DATE_AT_DIGIT = re.compile(
 _DATE_AT_MONTH = re.compile(rf"{_M}\s+(?:{_DAY}(?:,?\s+(?P<y2>{_YEAR}))?|(?P<y3>{_YEAR}))\b")  # March 21, 2005
 # A date opens with one or two digits and then a blank, a separator, an ordinal's or "am"/"pm"'s letter, or with
 # a year and "-": other numbers are not tried.
-_DIGIT_START = re.compile(r"\d(?<![\w.]\d)(?=\d?[\s/.:\-snrtap]|\d{3}[-/])")
+_DIGIT_START = re.compile(r"\d(?<![\w.]\d)(?=\d?[\s/.:\-snrtap]|\d{3}[-/.])")
 # Every month's name and abbreviation opens with one of these twelve: other capitals are not tried.
 _MONTH_START = re.compile(r"[JFMASOND](?<![\w][JFMASOND])(?=an|eb|ar|pr|ay|un|ul|ug|ep|ct|ov|ec)")
 _YEAR_TOKEN = re.compile(r"\d(?<![\w./,-]\d)\d\d\d(?![\d/-])")
@@ -79,6 +79,17 @@ _AGE_AT_GE = re.compile(r"ge(?<=[Aa]ge)(?<!\w[Aa]ge)(?:d| of)?\s*:?\s*(?P<a>\d{1
 _AGE_NUMBER = re.compile(
     r"\d(?<!\w\d)\d{0,2}(?:[- ](?:years?|yrs?|y/?o)[- ]old\b|\s*(?:yo|y/o|y\.o\.)(?=\W)|-year-old\b)", re.IGNORECASE
 )
+# An age over 89 in words ("aged ninety", "ninety-two years old", "a hundred and one"): Safe Harbor's rule is
+# for the age, however written; under 90 a word says no more than the digits would, which may stay.
+_OVER_89_WORDS = (
+    r"(?:ninety(?:[- ](?:one|two|three|four|five|six|seven|eight|nine))?"
+    r"|(?:one |a )?hundred(?:(?: and)? (?:one|two|three|four|five|six|seven|eight|nine|ten))?)"
+)
+_AGE_IN_WORDS = re.compile(
+    rf"\b(?:(?:aged?|age of)\s*:?\s+{_OVER_89_WORDS}\b(?:[- ]years?[- ]old\b)?|{_OVER_89_WORDS}[- ]years?[- ]old\b)",
+    re.IGNORECASE,
+)
+AGE_WORDS = re.compile(_OVER_89_WORDS, re.IGNORECASE)
 _CURRENCY = (
     r"euros?|EUR|dollars?|USD|US\$|pounds?(?: sterling)?|GBP|kronor|kroner|krona|SEK|NOK|DKK|francs?|CHF|"
     r"lira|liras|TRY|roubles?|rubles?|RUB|zlotys?|PLN|forints?|HUF|lei|leva|hryvnias?|UAH|kunas?|"
@@ -285,6 +296,13 @@ def _gated(pattern: re.Pattern[str], text: str, shape: bytes) -> Iterator[re.Mat
     return pattern.finditer(text) if _GATES[pattern](shape) else iter(())
 
 
+def _calendar_version(m: re.Match[str], text: str) -> bool:
+    """ "version 2019.12.31", "2023.03.01.4": a release named by its date is a version, not anyone's date."""
+    if text.startswith(".", m.end()) and text[m.end() + 1 : m.end() + 2].isdigit():
+        return True
+    return _VERSION_BEFORE.search(text, max(0, m.start() - 24), m.start()) is not None
+
+
 def _dotted_version(m: re.Match[str], text: str) -> bool:
     """ "2.1.33", "1.2.13.4": a version, not a date. Dotted numbers are dates when written as dates are: day
     and month with two digits where the year has two ("02.01.33"), and no further ".4" after them."""
@@ -299,6 +317,8 @@ def _dotted_version(m: re.Match[str], text: str) -> bool:
 def dates(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in (*_anchored(_DIGIT_START, _DATE_AT_DIGIT, text), *_anchored(_MONTH_START, _DATE_AT_MONTH, text)):
         if m.re is _DATE_AT_DIGIT and m.group("sep") and _dotted_version(m, text):
+            continue
+        if m.re is _DATE_AT_DIGIT and m.group("isep") == "." and _calendar_version(m, text):
             continue
         if m.group("t") if "t" in m.re.groupindex else None:
             yield _f(m, K.DATE, "time pattern", 0.8, parts=(("time", m.group("t")),))
@@ -349,6 +369,12 @@ def ages(text: str, shape: bytes | None = None) -> Iterator[Finding]:
         value = re.match(r"\d+", m.group())[0]  # type: ignore[index]
         if 0 < int(value) < 130:
             yield _f(m, K.AGE, "age pattern", parts=(("age", value),))
+    # A substring test first: the pattern's scan tries every letter, and nearly no text holds these words.
+    if any(w in text for w in ("inety", "INETY", "undred", "UNDRED")):
+        for m in _AGE_IN_WORDS.finditer(text):
+            words = AGE_WORDS.search(m.group())
+            over = "100" if words is not None and "hundred" in words.group().lower() else "90"
+            yield _f(m, K.AGE, "age in words", 0.85, parts=(("age", over),))
 
 
 def quantities(text: str, shape: bytes | None = None) -> Iterator[Finding]:
@@ -359,7 +385,7 @@ def quantities(text: str, shape: bytes | None = None) -> Iterator[Finding]:
 def emails(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     """``[\\w.%+'-]+@domain`` with a word boundary before it, as a left-to-right scan would find it; and an
     address spelt out to pass filters ("jane dot doe at gmail dot com", "jane [at] example [dot] org")."""
-    if _SPELT_DOT.search(text) is not None:
+    if ("dot" in text or "DOT" in text or "Dot" in text) and _SPELT_DOT.search(text) is not None:
         for m in _SPELT_EMAIL.finditer(text):
             # "Look at the dot com bubble": an address's words are names, not "the" or "my".
             if STOPWORDS.isdisjoint(w for w in map(str.lower, _SPELT_WORDS.findall(m.group())) if w not in _SPELT):
@@ -396,6 +422,12 @@ _SPELT_EMAIL = re.compile(
 )
 
 
+_BARE_URL_TLD = re.compile(
+    r"\.(?:com|org|net|edu|gov|io|info|health|co\.uk|org\.uk|nhs\.uk|ac\.uk|de|fr|eu)/(?=[\w~%-])"
+)
+_URL_PATH = re.compile(r"[^\s<>\"'()\[\]]*[^\s<>\"'()\[\].,;:!?]")
+
+
 def _word(ch: str) -> bool:
     return ch.isalnum() or ch == "_"
 
@@ -403,6 +435,22 @@ def _word(ch: str) -> bool:
 def urls(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _URL.finditer(text):
         yield _f(m, K.URL, "URL pattern", 1.0)
+
+
+def bare_urls(text: str, shape: bytes | None = None) -> Iterator[Finding]:
+    """A link written without its scheme ("example-clinic.org/records/998"): found from its domain's end and a
+    path (a domain alone names an organisation, not a page about someone), read backwards to its first label."""
+    for m in _BARE_URL_TLD.finditer(text):
+        i = m.start()
+        while i > 0 and (text[i - 1].isalnum() or text[i - 1] in ".-"):
+            i -= 1
+        if i == m.start() or text[i : i + 1] in ".-" or (i > 0 and text[i - 1] in "/@:"):
+            continue  # no domain before it, or part of a URL with a scheme, an address or a path
+        if text[i : i + 4].lower() == "www.":
+            continue  # urls() has it
+        path = _URL_PATH.match(text, m.end())
+        end = path.end() if path is not None else m.end()
+        yield Finding(start=i, end=end, kind=K.URL, text=text[i:end], score=0.9, source="URL without scheme")
 
 
 def ips(text: str, shape: bytes | None = None) -> Iterator[Finding]:
@@ -598,6 +646,8 @@ class Phones:
                 continue
             if phonenumbers.is_valid_number(number):
                 ok = grouped or labelled
+            elif labelled and raw[0] == "0" and "." not in raw and self._valid_abroad(raw):
+                ok = True  # "Mobile 07700 900123": a label and a country's trunk prefix; decimals ("0.2968") aside
             elif phonenumbers.is_possible_number(number):
                 # Written in international form ("+1-555-123-4567"), a number of a phone's length is one,
                 # whether or not its area code is assigned (the fictional 555 is not).
@@ -610,6 +660,18 @@ class Phones:
                 start = m.start() + (len(m.group()) - len(m.group().lstrip()))
                 yield Finding(start=start, end=start + len(raw), kind=kind, text=raw, score=0.9, source="phonenumbers")
 
+    @staticmethod
+    def _valid_abroad(raw: str) -> bool:
+        """A national number with a trunk prefix ("07700 900123"): valid in one of the countries whose mail is
+        most often written to, tried after the analyzer's own region turned it down."""
+        for region in _TRUNK_REGIONS:
+            try:
+                if phonenumbers.is_valid_number(phonenumbers.parse(raw, region)):
+                    return True
+            except phonenumbers.NumberParseException:
+                return False
+        return False
+
     def _reject(self, key: bytes) -> None:
         if not self._remember:
             return
@@ -620,6 +682,8 @@ class Phones:
 
 _NOT_DIGIT = re.compile(r"\D")
 _ISO_DATE_START = re.compile(r"(?:1[6-9]|20)\d\d([-/])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12]\d|3[01])(?!\d)")
+# Regions whose numbers open with a trunk "0", tried for a number the analyzer's region turns down.
+_TRUNK_REGIONS = ("GB", "DE", "FR", "IT", "ES", "NL", "IE", "AU", "IN", "TR", "RU", "PL", "SE", "CH", "AT", "BE")
 _EXTENSION = re.compile(r"\s*(?:x|ext\.?)\s*\d{1,5}$")
 _GROUPED_DIGITS = re.compile(r"(?:\+|00)?[\d().]*\d[\s().-]+\d[\d\s().-]*")
 
@@ -636,6 +700,21 @@ def addresses(text: str, shape: bytes | None = None) -> Iterator[Finding]:
         yield _f(m, K.ADDRESS, "street address", 0.85, parts=parts)
     for m in _PO_BOX.finditer(text):
         yield _f(m, K.ADDRESS, "post office box", 0.9)
+    # A British or Canadian postcode names a few streets (no state-level part to keep, as a ZIP code's first
+    # three digits are): found from its second half, a digit and two capitals ("1AA"), rare in other text.
+    if shape is not None and b" 9AA" not in shape and b" 9A9" not in shape:
+        return  # no blank, digit and two capitals (or capital and digit): no postcode's second half
+    for m in _POSTCODE_INWARD.finditer(text):
+        start = m.start()
+        found = _UK_OUTWARD.search(text, max(0, start - 5), start) or _CA_FIRST.search(text, max(0, start - 4), start)
+        if found is not None:
+            yield Finding(start=found.start(), end=m.end(), kind=K.ADDRESS, text=text[found.start() : m.end()],
+                          score=0.85, source="postcode")  # fmt: skip
+
+
+_POSTCODE_INWARD = re.compile(r"\d(?<![\w]\d)(?:[ABD-HJLNP-UW-Z]{2}|[A-Z]\d)(?![\w])")
+_UK_OUTWARD = re.compile(r"(?<![\w])[A-Z]{1,2}\d[A-Z\d]? \Z")
+_CA_FIRST = re.compile(r"(?<![\w])[ABCEGHJ-NPRSTVXY]\d[A-Z] ?\Z")
 
 
 def structured() -> tuple[tuple[frozenset[str], Recognizer], ...]:
@@ -651,6 +730,7 @@ STRUCTURED: tuple[tuple[frozenset[str], Recognizer], ...] = (
     (frozenset({K.QUANTITY}), quantities),
     (frozenset({K.EMAIL}), emails),
     (frozenset({K.URL}), urls),
+    (frozenset({K.URL}), bare_urls),
     (frozenset({K.IP, K.DEVICE}), ips),
     (frozenset({K.SSN}), ssns),
     (frozenset({K.CARD}), cards),
