@@ -100,6 +100,10 @@ CLINICAL = [
     ("Ottawa ON K1A 0B6 is the office.", "K1A 0B6", "ADDRESS"),
     ("Mobile 07700 900123 after six.", "07700 900123", "PHONE"),
     ("Portal example-clinic.org/records/998 has the scans.", "example-clinic.org/records/998", "URL"),
+    # A month and day without a year after a word that introduces a date; a date of birth as one number.
+    ("Seen on 3/15 in clinic.", "3/15", "DATE"),
+    ("She was discharged 10-5.", "10-5", "DATE"),
+    ("DOB 19610412 on the form.", "19610412", "DATE"),
 ]  # fmt: skip
 
 
@@ -116,6 +120,7 @@ def test_every_safe_harbor_kind_is_found_in_clinical_text(analyzer: Analyzer, te
         "Firmware version 4.2.1 fixes the USB 3.0 issue on the B210.",
         "Look at the dot com bubble; I am at home dot now.",  # "at" and "dot" in prose
         "He is ninety percent sure that version 2019.12.31 runs on the X310 2RX and the B210 1AB.",
+        "Add 1/2 and 3/4 cup; the ratio is 3/4 and the gain 10-5 dB; build 20240305 passed.",
         "The site ettus.com has it.",  # a domain alone names an organisation
         "mailman 2.1.33, built with gnu radio 3.8.2.0 and python 3.10.12.",  # versions, no dates
         "However, the patient improved. Nevertheless she was discharged.",

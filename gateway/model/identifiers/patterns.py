@@ -352,6 +352,34 @@ def dates(text: str, shape: bytes | None = None) -> Iterator[Finding]:
             yield Finding(start=m.start(), end=end, kind=K.DATE, text=years, score=0.5, source="year",
                           parts=(("year", years),))  # fmt: skip
 
+    # A month and day without a year ("seen on 3/15", "discharged 10-5") is a date element Safe Harbor names;
+    # alone, "3/4" is as often a fraction or a ratio, so only after a word that introduces a date.
+    if shape is None or b"9/9" in shape or b"9-9" in shape:
+        for m in _MONTH_DAY.finditer(text):
+            month, day = (int(x) for x in re.split(r"[/-]", m.group()))
+            if (
+                1 <= month <= 12
+                and 1 <= day <= 31
+                and _DATE_WORD_BEFORE.search(text, max(0, m.start() - 24), m.start())
+            ):
+                yield _f(m, K.DATE, "month and day", 0.75)
+    # A date of birth written as one number ("DOB 19610412").
+    if shape is None or b"99999999" in shape:
+        for m in _COMPACT_BIRTH.finditer(text):
+            yield _f(m, K.DATE, "date of birth", 0.9, group="d", parts=(("year", m.group("d")[:4]),))
+
+
+_MONTH_DAY = re.compile(r"\d(?<![\w./:-]\d)\d?[/-]\d\d?(?![\w/:]|[.-]\d)")
+_DATE_WORD_BEFORE = re.compile(
+    r"\b(?:on|since|until|till|from|by|before|after|dated?|DOB|born|seen|visit|visited|admitted|discharged|"
+    r"scheduled(?: for)?|appointment|due|surgery|birthday|between)[\s:,]+(?:(?:on|the)\s+)?\Z",
+    re.IGNORECASE,
+)
+_COMPACT_BIRTH = re.compile(
+    r"(?:DOB|D\.O\.B\.?|[Dd]ate of [Bb]irth|[Bb]orn)[\s:]*"
+    r"(?P<d>(?:19|20)\d\d(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01]))\b"
+)
+
 
 def durations(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _DURATION.finditer(text):
