@@ -44,6 +44,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from gateway.errors import InputError
+from gateway.model.compounds import compounds_of_flagged
 from gateway.model.derived import compound_parts
 from gateway.model.detection import Detector, RoundState, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
@@ -428,6 +429,9 @@ class Engine:
                                  thread_named=set(thread_named) - text_named, thread_signature=thread_signature,
                                  surface=lambda k: surface_of(tokens, by_key[k][0]),
                                  signature_from=signature_from)  # fmt: skip
+        if policy.mode != "redact":
+            compounds_of_flagged(self.generalizer, text, by_key, risky, safe, tokens, context, entities, policy,
+                                 forbidden)  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and (
                 self.generalizer.keys_of(cur) & forbidden or self.generalizer.shows_replaced(cur)

@@ -413,7 +413,7 @@ class Accumulator:
         strong = clue(frozenset({key}))[c] >= OMIT_FLOOR * entities[c].ic / policy.alpha
         if fresh:
             r = Risky(key, "stream-evidence" if earlier else "evidence", verdict, group=shown, earlier=earlier)
-            self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden)
+            self.generalizer.start_chain(r, text, by_key[key], tokens, context, entities, policy, forbidden, kin=True)
             if not strong and is_omitted(r.current):
                 r.redacted = True
             r.omit = r.omit and strong

@@ -16,6 +16,7 @@ from typing import Protocol, cast
 
 from gateway.model.derived import compound_parts
 from gateway.model.facts import is_ordinal
+from gateway.model.kin import heads_a_phrase, nearest_kin, sense_by_company, text_nouns
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
 from gateway.model.modifiers import OMITTED, is_omitted, omittable
 from gateway.model.records import Entity, SanitizePolicy, Step
@@ -128,6 +129,7 @@ class Generalizer:
         self._names = names
         self._named: tuple[str, list[tuple[int, int, str]]] | None = None  # the last text's names, by start
         self._sentences: tuple[Sequence[Token], _SentenceWords] | None = None  # its words by sentence
+        self._nouns: tuple[Sequence[Token], tuple[str, ...]] | None = None  # its nouns WordNet knows (kin.py)
         # The last round's context (never changed once made) and whether its keys are all lower case.
         self._context: tuple[Collection[str] | Mapping[str, float], bool] | None = None
         # Values an earlier stage replaced (identifiers): never written back, not even inside a phrase,
@@ -136,7 +138,7 @@ class Generalizer:
 
     def forget_text(self) -> None:
         """Drop what is kept of the last text read (its words by sentence, its names, its context)."""
-        self._named = self._sentences = self._context = None
+        self._named = self._sentences = self._context = self._nouns = None
 
     def keys_of(self, g: Generalization) -> frozenset[str]:
         return frozenset(self.key(lex) for lex in g.lexicalizations or (g.term,))
@@ -175,7 +177,12 @@ class Generalizer:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         forbidden: Collection[str],
+        *,
+        kin: bool = False,
     ) -> None:
+        """Start r's chain and move it to its first safe generalization. ``kin``: a lower-case noun WordNet lacks
+        may take its kind from K (``_kin_chain``); the evidence asks so, since it never redacts a clue it cannot
+        lower, where a term risky on its own is redacted rather than written as a kind a statistic chose."""
         first = occs[0]
         surface = " ".join(t.text for t in tokens[first.first_token : first.first_token + first.n_tokens])
         # Capitals are evidence of a name only mid-sentence, not at the start of a line (a heading,
@@ -217,13 +224,47 @@ class Generalizer:
         if not r.chain and first.n_tokens == 1 and not capitalized and (last := _head_part(surface)) is not None:
             # A hyphenated compound the knowledge base lacks is, as a phrase is, its head, the last part:
             # "drug-related" is related, "self-administration" an administration.
-            r.chain = [Generalization(term=last, source="head-part"), *self.taxonomy.generalizations(last)]
+            # The head's sense is the one the text gives it ("right-wing" of a party: a social group, not an organ).
+            head_sense = choose_sense_lowered(self.taxonomy.senses(last), weights, capitalized=False)
+            above = self.taxonomy.generalizations(last, head_sense.id if head_sense else None)
+            r.chain = [Generalization(term=last, source="head-part"), *above]
+        if not r.chain and kin and first.n_tokens == 1 and not capitalized and not senses:
+            self._kin_chain(r, surface, tokens, occs, weights, policy)
         if not r.chain and capitalized and (kind := self._kind(text, occs, tokens)) is not None:
             # A name the knowledge base lacks is a person, a place, an organisation: "a person", not a gap.
             noun = KIND_NOUNS[kind]
             r.chain = [Generalization(term=noun, source=f"name-kind:{kind}"), *self.taxonomy.generalizations(noun)]
         r.omit = policy.omit_modifiers and omittable(tokens, occs, self.taxonomy)
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
+
+    def _kin_chain(
+        self,
+        r: Risky,
+        surface: str,
+        tokens: Sequence[Token],
+        occs: Sequence[TermOccurrence],
+        weights: Weights,
+        policy: SanitizePolicy,
+    ) -> None:
+        """A lower-case noun WordNet lacks ("opioids") is what the text's noun K holds it with most is (kin.py):
+        its chain is that noun's chain above it, in the sense whose words K holds the word with (else the text's)."""
+        if not (surface.isalpha() and surface.islower()) or self.taxonomy.other_senses(surface):
+            return
+        if not heads_a_phrase(surface, tokens, occs):
+            return
+        nouns = self._nouns
+        if nouns is None or nouns[0] is not tokens:
+            nouns = self._nouns = (tokens, text_nouns(tokens, lambda w: bool(self.taxonomy.senses(w))))
+        kin = nearest_kin(r.key, nouns[1], self.measure, policy.alpha)
+        if kin is None:
+            return
+        senses = self.taxonomy.senses(kin.word)
+        sense = sense_by_company(r.key, senses, self.measure, self.key) or choose_sense_lowered(
+            senses, weights, capitalized=False
+        )
+        chain = self.taxonomy.generalizations(kin.word, sense.id if sense else None)
+        if chain:
+            r.sense, r.chain = f"kin:{kin.word}:{sense.id if sense else ''}", chain
 
     def _near(
         self, context: Collection[str] | Mapping[str, float], tokens: Sequence[Token], occs: Sequence[TermOccurrence]

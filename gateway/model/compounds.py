@@ -1,0 +1,60 @@
+"""A hyphenated compound built on a term the text rewrites shows that term: it is written as its head.
+
+K counts "alcohol-related" apart from "alcohol", in a few paragraphs, so the compound is rarely a
+clue of its own; but beside an "alcohol" a group or a paragraph's evidence replaced it gives the
+reader back the word the text took out. Such a compound goes the way a compound the taxonomy lacks
+goes (generalization.py, ``head-part``): its head ("related"), or what is above the head; when
+nothing there may be written (the head is itself replaced in this text), it is redacted, as the part
+it shows would be. Compounds built on c's own names are c's (derived.py) and judged before this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+
+from gateway.model.derived import compound_parts
+from gateway.model.generalization import Generalizer, Risky
+from gateway.model.measure import Verdict
+from gateway.model.records import Entity, SanitizePolicy
+from gateway.model.terms import TermOccurrence, Token
+
+REASON = "compound-of-flagged"
+_GLUE = frozenset("-/@.+=")  # what joins a piece to the rest of a longer token
+
+
+def compounds_of_flagged(
+    generalizer: Generalizer,
+    text: str,
+    by_key: Mapping[str, Sequence[TermOccurrence]],
+    risky: dict[str, Risky],
+    safe: dict[str, Verdict],
+    tokens: Sequence[Token],
+    context: Collection[str],
+    entities: Sequence[Entity],
+    policy: SanitizePolicy,
+    forbidden: set[str],
+) -> None:
+    """Flag (adds to ``risky``) each compound of the round whose first parts hold a term ``risky`` rewrites."""
+    for key, occs in by_key.items():
+        if key in risky or not (parts := compound_parts(key)):
+            continue
+        flagged = [k for p in parts[:-1] if (k := generalizer.key(p)) in risky and k != key]
+        if not flagged or any(_glued(text, o) for o in occs):
+            continue
+        r = Risky(key, REASON, risky[flagged[0]].verdict, group=(flagged[0],))
+        generalizer.start_chain(r, text, occs, tokens, context, entities, policy, forbidden)
+        if not r.chain:
+            continue  # no head to write it as ("5-year", "non-smoker"): it stays as K judged it
+        risky[key] = r
+        forbidden.add(key)
+        safe.pop(key, None)
+
+
+def _glued(text: str, o: TermOccurrence) -> bool:
+    """The occurrence is a piece of a longer token: the tail of a longer compound ("46-year-old": K's key
+    "year-old" with "year" flagged would become "46-old"), or a part of an address or a host name
+    ("usrp-users-leave@lists.example.org", "usrp-users.lists.example.org"), which a rewrite would break."""
+    before, after = text[o.start - 1 : o.start], text[o.end : o.end + 1]
+    if (before and before in _GLUE) or (after and after in _GLUE and after != "."):
+        return True
+    return after == "." and text[o.end + 1 : o.end + 2].isalnum()  # a host name goes on; a sentence ends
