@@ -190,3 +190,27 @@ def test_a_paragraph_whose_clues_add_up_is_not_clean(engine: Engine) -> None:
     if _full(engine, calm, p, memory)[1]:
         assert not _fast_says_clean(engine, calm, p, memory)
     assert _fast_says_clean(engine, calm, replace(p, evidence_budget=0), memory)
+
+
+def test_a_text_clean_alone_is_judged_with_the_memorys_groups_as_the_engine_judges_them(engine: Engine) -> None:
+    # "transmit" beside a remembered "clinic" or "blood": the bound on a pair with a remembered term (the fewer
+    # of their documents with c) cannot clear either pair, so the memory's groups are counted as the engine's
+    # round with the memory counts them: the pair with "clinic" is safe and the text passes as it is, the pair
+    # with "blood" is risky and the text goes to the algorithm.
+    assert engine._clean is not None
+    p = POLICIES[0]
+    entities = engine.entities_of(p)
+    text = "The transmit was fine yesterday."
+    _tokens, occs = engine.terms_of(text, entities, p)
+    units = [(o.key, o.sentence) for o in occs]
+    for word, changed in (("clinic", False), ("blood", True)):
+        memory = (engine.key(word),)
+        assert not engine._clean.is_clean(units, p, entities, allow=(), deny=(), joined=memory)
+        assert engine._clean.is_clean(units, p, entities, allow=(), deny=())
+        full_text, n = _full(engine, text, p, memory)
+        assert (n > 0) == changed
+        assert _fast_says_clean(engine, text, p, memory) == (not changed)
+        fast = engine.sanitize(text, p, disclosed=memory)
+        assert (fast.text, len(fast.decisions)) == (full_text, n)
+        if not changed:
+            assert fast.utility == engine._utility([o.key for o in occs], ())

@@ -272,22 +272,7 @@ class Detector:
     def groups(self, st: RoundState) -> None:
         """Judge the groups of every sentence and paragraph; generalize (or redact) a member of each risky one."""
         policy = st.policy
-        sentences: dict[int, list[str]] = {}
-        paragraphs: dict[int, list[str]] = {}
-        paragraph = paragraph_of(st.text)
-        for key, occs in st.by_key.items():
-            if len(occs) == 1:  # most keys occur once: no set of their sentences and paragraphs to build
-                o = occs[0]
-                sentences.setdefault(o.sentence, []).append(key)
-                paragraphs.setdefault(paragraph(o.start), []).append(key)
-                continue
-            for s in {o.sentence for o in occs}:
-                sentences.setdefault(s, []).append(key)
-            for p in {paragraph(o.start) for o in occs}:
-                paragraphs.setdefault(p, []).append(key)
-        # Clues spread over a paragraph add up as they do in a sentence: its strongest terms are
-        # judged together too (a paragraph of one sentence adds nothing new: those groups are judged).
-        units = [*sentences.values(), *(keys for keys in paragraphs.values() if len(keys) > 1)]
+        units = _units(st.text, st.by_key)
         remembered = st.remembered
         judged = st.memo.judged
         st.memo.remembering(remembered)
@@ -341,6 +326,33 @@ class Detector:
                     r.group = r.group or shown
                     r.earlier |= earlier
                     self.generalizer.advance(r, st.entities, policy, group=others, forbidden=st.forbidden)
+
+    def memory_risky(
+        self,
+        text: str,
+        by_key: dict[str, list[TermOccurrence]],
+        safe: dict[str, Verdict],
+        remembered: Members,
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        judged: set[Conjuncts],
+    ) -> bool:
+        """Would a round with the stream's ``remembered`` members find a risky group in a text with no risky
+        term (``safe`` as ``classify`` found them) whose own groups cannot be risky (the fast path's bound)?
+
+        ``groups``' first question for each unit, without its own groups: the same members, the same groups
+        with the memory, judged by the same counts (prefilter.py asks it where its bound is too loose).
+        """
+        if not remembered:
+            return False
+        fixed = remembered.keys()
+        for sent_keys in _units(text, by_key):
+            own = self._group_members(sent_keys, {}, safe, policy, None, entities)
+            if own and self._first_risky_with_memory(
+                {**remembered, **own}, fixed - own.keys(), entities, policy, judged
+            ) is not None:  # fmt: skip
+                return True
+        return False
 
     def _generalize_one(self, st: RoundState, order: Sequence[str], hit: _GroupHit) -> bool:
         """Generalize the first member of a risky group, in ``order``, that a safe term can replace."""
@@ -458,6 +470,26 @@ class Detector:
                 judged.add(conj)
                 safe.add(known)
         return None
+
+
+def _units(text: str, by_key: Mapping[str, Sequence[TermOccurrence]]) -> list[list[str]]:
+    """The keys of each sentence, and of each paragraph holding more than one: the units groups are judged in."""
+    sentences: dict[int, list[str]] = {}
+    paragraphs: dict[int, list[str]] = {}
+    paragraph = paragraph_of(text)
+    for key, occs in by_key.items():
+        if len(occs) == 1:  # most keys occur once: no set of their sentences and paragraphs to build
+            o = occs[0]
+            sentences.setdefault(o.sentence, []).append(key)
+            paragraphs.setdefault(paragraph(o.start), []).append(key)
+            continue
+        for s in {o.sentence for o in occs}:
+            sentences.setdefault(s, []).append(key)
+        for p in {paragraph(o.start) for o in occs}:
+            paragraphs.setdefault(p, []).append(key)
+    # Clues spread over a paragraph add up as they do in a sentence: its strongest terms are
+    # judged together too (a paragraph of one sentence adds nothing new: those groups are judged).
+    return [*sentences.values(), *(keys for keys in paragraphs.values() if len(keys) > 1)]
 
 
 def _combinations(keys: Sequence[str], size: int, fixed: Collection[str]) -> Iterable[tuple[str, ...]]:

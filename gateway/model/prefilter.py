@@ -30,6 +30,7 @@ The ratios are exact, not bounds: the same counts and smoothed PMI as
 
 from __future__ import annotations
 
+import enum
 import itertools
 import math
 import threading
@@ -71,6 +72,17 @@ class _PolicyTable:
     p_c: tuple[float, ...]
     thresholds: tuple[float, ...]
     by_entity: dict[Entity, npt.NDArray[np.uint32]]  # the same co-occurrences, by entity
+
+
+class Clean(enum.Enum):
+    """The clean-text test's answer (``CleanTextFilter.judge``)."""
+
+    YES = "clean"
+    # Clean alone, but a pair of one of its terms with a term of the stream's memory may group by the bound: the
+    # bound is loose there (a memory's everyday words beside a list's), so only the groups the engine's memory
+    # round would form can tell (Detector.memory_risky), counted exactly.
+    MEMORY = "the memory's groups to judge"
+    NO = "not clean"
 
 
 # Term ids kept (a key and a large int, about 130 bytes): the first met, a worker's everyday words.
@@ -170,6 +182,11 @@ class CleanTextFilter:
 
         ``joined``: terms that join every sentence's groups (a stream's memory), never a group of their own.
         """
+        return self.judge(terms, policy, entities, allow=allow, deny=deny, joined=joined) is Clean.YES
+
+    def judge(self, terms: Iterable[tuple[str, int]], policy: SanitizePolicy, entities: Sequence[Entity],
+              *, allow: Collection[str], deny: Collection[str], joined: Collection[str] = ()) -> Clean:  # fmt: skip
+        """``is_clean``, telling apart a text that is clean but for the bound on its pairs with ``joined``."""
         t = self._table(entities, policy.alpha)
         ratios = t.ratios
         floor = (min(1.0, policy.group_floor) if policy.max_group >= 2 else 1.0) - _MARGIN
@@ -188,20 +205,20 @@ class CleanTextFilter:
                     continue
                 i = self._id(key)
                 if key in deny or key in names:
-                    return False
+                    return Clean.NO
                 if i >= 0 and ratios[i] >= 1.0 - _MARGIN:
-                    return False
+                    return Clean.NO
                 if redact_unknown and (i < 0 or df[i] < min_support):
-                    return False
+                    return Clean.NO
                 if " " in key and not self._words_clean(key, ratios, names):
-                    return False
+                    return Clean.NO
                 i = at_floor[key] = i if i >= 0 and ratios[i] >= floor else -1
             if i >= 0:
                 candidates.setdefault(sentence, set()).add(i)
         if policy.max_group < 2:
-            return True
+            return Clean.YES
         if any(self._may_group(itertools.combinations(sorted(c), 2), t) for c in candidates.values() if len(c) >= 2):
-            return False
+            return Clean.NO
         own: set[int] = set().union(*candidates.values())
         at = self._at_floor(entities, policy.alpha, floor)
         extra: set[int] = set()
@@ -214,7 +231,7 @@ class CleanTextFilter:
                 extra.add(i)
         extra -= own
         # A triple with a joined term is bounded by its pairs: the text's own, checked above, and these.
-        return not self._may_group(itertools.product(sorted(own), sorted(extra)), t)
+        return Clean.MEMORY if self._may_group(itertools.product(sorted(own), sorted(extra)), t) else Clean.YES
 
     def may_be_risky(self, conjuncts: Sequence[Collection[str]], n_t: int, entities: Sequence[Entity],
                      alpha: float) -> bool:  # fmt: skip
