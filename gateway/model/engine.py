@@ -342,7 +342,35 @@ class Engine:
         parts = {k: found for k in {*(k for k, _ in in_paragraphs), *joined} if (found := self._part_keys(k))}
         if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=joined, parts=parts):
             return None
-        # Compounds and derived forms are judged by their parts and bases, as Detector.classify judges them.
+        if clean is Clean.MEMORY:
+            # The text alone is clean, so the algorithm's rounds without the memory find nothing and its first
+            # round with the memory has only the memory's groups to add (its evidence was summed above): ask
+            # those, of the terms as that round classifies them. A quarter of a list's messages land here, and
+            # nearly all of them come out clean.
+            by_key: dict[str, list[TermOccurrence]] = {}
+            for o in occs:
+                by_key.setdefault(o.key, []).append(o)
+            # No term is risky alone (judge), so classify flags only compounds and derived forms, as below.
+            risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
+            if risky:
+                return None
+            remembered = self.detector.remembered(disclosed, by_key, entities, policy, thread)
+            judged = memo.groups.judged if memo is not None else set()
+            if self.detector.memory_risky(text, by_key, safe, remembered, entities, policy, judged):
+                return None
+        elif self._derived_in(tokens, occs, entities, policy, allow):
+            return None
+        return SanitizeResult(text, (), self._utility([o.key for o in occs], ()), entities, policy, 1, ())
+
+    def _derived_in(
+        self,
+        tokens: Sequence[Token],
+        occs: Sequence[TermOccurrence],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        allow: Collection[str],
+    ) -> bool:
+        """Is a word of the text a compound or derived form of a risky base, as Detector.classify judges it?"""
         names = {k: e for e in entities for k in e.keys}
         firsts: dict[str, TermOccurrence] = {}
         for o in occs:
@@ -352,20 +380,8 @@ class Engine:
                 continue
             n = self.count((frozenset({key}),))
             if self.detector.derived(key, surface_of(tokens, o), n, names, entities, policy.alpha) is not None:
-                return None
-        if clean is Clean.MEMORY:
-            # The text alone is clean, so the algorithm's rounds without the memory find nothing and its first
-            # round with it has only the memory's groups to add (its evidence was summed above): ask those.
-            # A quarter of a list's messages land here, and nearly all of them come out clean.
-            by_key: dict[str, list[TermOccurrence]] = {}
-            for o in occs:
-                by_key.setdefault(o.key, []).append(o)
-            risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
-            remembered = self.detector.remembered(disclosed, by_key, entities, policy, thread)
-            judged = memo.groups.judged if memo is not None else set()
-            if risky or self.detector.memory_risky(text, by_key, safe, remembered, entities, policy, judged):
-                return None
-        return SanitizeResult(text, (), self._utility([o.key for o in occs], ()), entities, policy, 1, ())
+                return True
+        return False
 
     def _part_keys(self, key: str) -> tuple[str, ...]:
         """The keys of a hyphenated compound's parts whose clue the evidence counts (Accumulator.clue)."""
