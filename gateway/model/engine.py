@@ -319,11 +319,12 @@ class Engine:
         avoid: Collection[str],
         disclosed: Collection[str] = (),
         memo: TextMemo | None = None,
-        thread: Collection[str] = (),
+        thread_terms: Collection[str] = (),
     ) -> SanitizeResult | None:
         """The text as it is, when nothing in it is near the line (prefilter.py); None: run the algorithm.
 
-        ``thread``: the terms of ``disclosed`` the message's own thread let through (memory.thread_in).
+        ``thread_terms``: the terms of ``disclosed`` the message's own thread let through (memory.thread_in), which
+        the memory's groups join beside the stream's riskiest (Detector.remembered).
         """
         if self._clean is None:
             return None
@@ -354,7 +355,7 @@ class Engine:
             risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
             if risky:
                 return None
-            remembered = self.detector.remembered(disclosed, by_key, entities, policy, thread)
+            remembered = self.detector.remembered(disclosed, by_key, entities, policy, thread_terms)
             judged = memo.groups.judged if memo is not None else set()
             if self.detector.memory_risky(text, by_key, safe, remembered, entities, policy, judged):
                 return None
