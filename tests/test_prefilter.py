@@ -214,3 +214,24 @@ def test_a_text_clean_alone_is_judged_with_the_memorys_groups_as_the_engine_judg
         assert (fast.text, len(fast.decisions)) == (full_text, n)
         if not changed:
             assert fast.utility == engine._utility([o.key for o in occs], ())
+
+
+def test_a_text_whose_own_pairs_the_bound_cannot_clear_is_judged_by_its_groups_as_the_engine_judges_them(
+    engine: Engine,
+) -> None:
+    # No term of these is risky alone, and the bound clears neither pair; the engine's groups find the pair of
+    # "transmit" and "clinic" safe and the one with "blood" risky: only the first is passed as it is.
+    assert engine._clean is not None
+    p = POLICIES[0]
+    entities = engine.entities_of(p)
+    for word, changed in (("clinic", False), ("blood", True)):
+        text = f"The transmit and the {word} were fine yesterday."
+        _tokens, occs = engine.terms_of(text, entities, p)
+        assert not engine._clean.is_clean([(o.key, o.sentence) for o in occs], p, entities, allow=(), deny=())
+        full_text, n = _full(engine, text, p)
+        assert (n > 0) == changed
+        assert _fast_says_clean(engine, text, p) == (not changed)
+        fast = engine.sanitize(text, p)
+        assert (fast.text, len(fast.decisions)) == (full_text, n)
+        if not changed:
+            assert (fast.rounds, fast.utility) == (1, engine._utility([o.key for o in occs], ()))

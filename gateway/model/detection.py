@@ -327,7 +327,7 @@ class Detector:
                     r.earlier |= earlier
                     self.generalizer.advance(r, st.entities, policy, group=others, forbidden=st.forbidden)
 
-    def memory_risky(
+    def first_groups_risky(
         self,
         text: str,
         by_key: dict[str, list[TermOccurrence]],
@@ -336,20 +336,27 @@ class Detector:
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         judged: set[Conjuncts],
+        *,
+        own: bool = True,
     ) -> bool:
-        """Would a round with the stream's ``remembered`` members find a risky group in a text with no risky
-        term (``safe`` as ``classify`` found them) whose own groups cannot be risky (the fast path's bound)?
+        """Would the first round find a risky group in a text with no risky term (``safe`` as ``classify`` found
+        them), alone or with the stream's ``remembered`` members? ``own=False``: its own groups are known safe
+        (the fast path's bound cleared them), only those with the memory are asked.
 
-        ``groups``' first question for each unit, without its own groups: the same members, the same groups
-        with the memory, judged by the same counts (prefilter.py asks it where its bound is too loose).
+        ``groups``' first question for each unit: the same members, the same groups, judged by the same counts
+        and caches (prefilter.py asks it where its bound is too loose to clear them).
         """
-        if not remembered:
+        if not own and not remembered:
             return False
         fixed = remembered.keys()
         for sent_keys in _units(text, by_key):
-            own = self._group_members(sent_keys, {}, safe, policy, None, entities)
-            if own and self._first_risky_with_memory(
-                {**remembered, **own}, fixed - own.keys(), entities, policy, judged
+            members = self._group_members(sent_keys, {}, safe, policy, None, entities)
+            if not members or (len(members) < 2 and not remembered):
+                continue
+            if own and self._first_risky_group(members, entities, policy, judged) is not None:
+                return True
+            if remembered and self._first_risky_with_memory(
+                {**remembered, **members}, fixed - members.keys(), entities, policy, judged
             ) is not None:  # fmt: skip
                 return True
         return False

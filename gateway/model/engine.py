@@ -343,11 +343,10 @@ class Engine:
         parts = {k: found for k in {*(k for k, _ in in_paragraphs), *joined} if (found := self._part_keys(k))}
         if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=joined, parts=parts):
             return None
-        if clean is Clean.MEMORY:
-            # The text alone is clean, so the algorithm's rounds without the memory find nothing and its first
-            # round with the memory has only the memory's groups to add (its evidence was summed above): ask
-            # those, of the terms as that round classifies them. A quarter of a list's messages land here, and
-            # nearly all of them come out clean.
+        if clean is not Clean.YES:
+            # No term is risky alone and the evidence was summed above: what the algorithm's first rounds could
+            # still find is a group, the text's own (Clean.GROUPS) or with the memory. Ask those groups, of the
+            # terms as that round classifies them. A third of a list's messages land here, and most come out clean.
             by_key: dict[str, list[TermOccurrence]] = {}
             for o in occs:
                 by_key.setdefault(o.key, []).append(o)
@@ -357,7 +356,8 @@ class Engine:
                 return None
             remembered = self.detector.remembered(disclosed, by_key, entities, policy, thread_terms)
             judged = memo.groups.judged if memo is not None else set()
-            if self.detector.memory_risky(text, by_key, safe, remembered, entities, policy, judged):
+            own = clean is Clean.GROUPS  # else the bound cleared its own groups
+            if self.detector.first_groups_risky(text, by_key, safe, remembered, entities, policy, judged, own=own):
                 return None
         elif self._derived_in(tokens, occs, entities, policy, allow):
             return None

@@ -28,7 +28,9 @@ A stream's remembered terms join every sentence's groups, and the bound is loose
 words each co-occur with c often enough that no pair with them is cleared, though nearly all such texts come out
 clean (a quarter of the archive's messages). For a text clean alone (``Clean.MEMORY``) the engine's rounds without
 the memory would find nothing, so its first round with the memory adds only the memory's groups: the engine asks
-those exactly (``Detector.memory_risky``) instead of running two rounds.
+those exactly (``Detector.first_groups_risky``) instead of running two rounds. A text with no term risky alone
+whose own pairs the bound cannot clear (``Clean.GROUPS``) has its first round's groups asked the same way, its own
+and the memory's.
 
 The ratios are exact, not bounds: the same counts and smoothed PMI as
 ``Engine.verdict`` (a margin of 1e-9 covers float rounding).
@@ -86,8 +88,10 @@ class Clean(enum.Enum):
     YES = "clean"
     # Clean alone, but a pair of one of its terms with a term of the stream's memory may group by the bound: the
     # bound is loose there (a memory's everyday words beside a list's), so only the groups the engine's memory
-    # round would form can tell (Detector.memory_risky), counted exactly.
+    # round would form can tell (Detector.first_groups_risky), counted exactly.
     MEMORY = "the memory's groups to judge"
+    # No term is risky alone, but the bound clears neither some pair of its own nor, perhaps, with the memory.
+    GROUPS = "its groups to judge"
     NO = "not clean"
 
 
@@ -224,7 +228,7 @@ class CleanTextFilter:
         if policy.max_group < 2:
             return Clean.YES
         if any(self._may_group(itertools.combinations(sorted(c), 2), t) for c in candidates.values() if len(c) >= 2):
-            return Clean.NO
+            return Clean.GROUPS
         own: set[int] = set().union(*candidates.values())
         at = self._at_floor(entities, policy.alpha, floor)
         extra: set[int] = set()
