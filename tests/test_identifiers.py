@@ -104,6 +104,9 @@ CLINICAL = [
     ("Seen on 3/15 in clinic.", "3/15", "DATE"),
     ("She was discharged 10-5.", "10-5", "DATE"),
     ("DOB 19610412 on the form.", "19610412", "DATE"),
+    # A number on the line after another part's last digit: a candidate reaching over the line end took both,
+    # and phonenumbers turned the whole down.
+    ("color:rgb(0,0,0)\n\n310-336-1274 is my cell.", "310-336-1274", "PHONE"),
 ]  # fmt: skip
 
 

@@ -134,7 +134,12 @@ _SSN_LABELLED = re.compile(
 )
 _CARD = re.compile(r"\d(?<![\d-]\d)(?:[ -]?\d){12,18}(?![\d-])")
 _IBAN = re.compile(r"[A-Z](?<!\w[A-Z])[A-Z]\d{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,4})?\b")
-_PHONE_CANDIDATE = re.compile(r"[+(\d](?<![\w+/.(-][+(\d])[\d\s().-]{5,19}\d(?:\s*(?:x|ext\.?)\s*\d{1,5})?(?![\w/-])")
+# A number is written on one line: the blanks inside a candidate are spaces, tabs and no-break spaces, never a line
+# end, or the last digit of "rgb(0,0,0)" takes in the signature's number on the next lines, which phonenumbers then
+# turns down whole.
+_PHONE_CANDIDATE = re.compile(
+    r"[+(\d](?<![\w+/.(-][+(\d])[\d \t\xa0().-]{5,19}\d(?:[ \t\xa0]*(?:x|ext\.?)[ \t\xa0]*\d{1,5})?(?![\w/-])"
+)
 _PHONE_CONTEXT = re.compile(r"(?:phone|tel|telephone|mobile|cell|call|ph|fax|pager|contact|reach|number)\b[^\n]{0,20}$",
                             re.IGNORECASE)  # fmt: skip
 _FAX_CONTEXT = re.compile(r"fax\b[^\n]{0,12}$", re.IGNORECASE)
