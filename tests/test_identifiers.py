@@ -773,10 +773,29 @@ def test_ordinary_words_that_are_also_first_names_stay_where_they_are_words(anal
 def test_two_people_joined_by_and_are_two_and_their_ordinary_surnames_are_found_again(analyzer: Analyzer) -> None:
     # "John Smith and Mary Baker" was one name, one placeholder for both; "Baker", an ordinary word, was not
     # found again alone, and stayed in "and Baker agreed".
+    # A value found once is replaced wherever it stands ("Baker Street" too): the check before sending looks for
+    # it everywhere.
     text = "John Smith and Mary Baker will join. Later, Smith said it works and Baker agreed. Baker Street is far."
     out = remove_identifiers(text, analyzer, SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)).text
-    assert out.startswith("[PERSON 1] and [PERSON 2] will join. Later, [PERSON 1] said it works and [PERSON 2] ")
-    assert out.endswith("Baker Street is far.")
+    assert out == (
+        "[PERSON 1] and [PERSON 2] will join. Later, [PERSON 1] said it works and [PERSON 2] agreed. "
+        "[PERSON 2] Street is far."
+    )
+
+
+def test_a_name_found_in_a_greeting_is_replaced_where_a_hyphen_joins_it(engine: Engine, analyzer: Analyzer) -> None:
+    # "Dear USRP Community," is read as a greeting's name; "USRP" in the List-Id is then another mention of it,
+    # which did not recur where a hyphen joins it ("USRP-users"): the check before sending found it there and
+    # held the message (residual-risk; 6 of the bench's 2,000 archive messages).
+    msg = EmailMessage()
+    msg["From"] = "A Sender <sender@example.org>"
+    msg["To"] = "usrp-users@lists.example.org"
+    msg["Subject"] = "[USRP-users] Sample rate"
+    msg["List-Id"] = '"Discussion and technical support related to USRP, UHD" <usrp-users.lists.example.org>'
+    msg.set_content("Dear USRP Community,\n\nthe rate is off.\n\nUSRP-users mailing list -- list@example.org\n")
+    policy = SanitizePolicy(entities=("HIV",), identifiers=SAFE_HARBOR)
+    out = process(msg.as_bytes(), kind="mail", engine=engine, policies=[policy], identifiers=analyzer).data
+    assert b"mailing list --" in out and b"USRP" not in out
 
 
 def test_a_name_that_is_an_ordinary_word_is_the_word_in_lower_case(analyzer: Analyzer) -> None:

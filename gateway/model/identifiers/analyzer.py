@@ -173,8 +173,9 @@ def _recurrences(text: str, found: Sequence[Finding]) -> list[Finding]:
     """Every other occurrence of a value found once: what is an identifier in one place is one everywhere."""
     values: dict[str, Finding] = {}
     for f in found:
-        # Another mention was found wherever it stands as a name; elsewhere ("Baker Street") it is no name.
-        if len(f.text) >= 3 and f.text.strip() == f.text and f.score >= 0.5 and f.source != "another mention":
+        # Every value, another mention's too ("USRP" after "Dear USRP Community" recurs in "USRP-users"): the
+        # check before sending looks for each replaced value wherever it stands, and holds the text if it is left.
+        if len(f.text) >= 3 and f.text.strip() == f.text and f.score >= 0.5:
             values.setdefault(f.text, f)
     taken = {(f.start, f.end) for f in found}
     out = []
