@@ -110,3 +110,19 @@ def test_a_hyphenated_compounds_head_is_read_in_the_texts_sense(engine: Engine) 
     r = _start(engine, text, "right-wing", kin=False)
     # The party's wing, a social group; WordNet's first sense of "wing" (the organ of flight) before.
     assert _terms(r.chain)[:2] == ["wing", "social group"]
+
+
+def test_a_phrase_k_counts_as_one_key_built_on_a_rewritten_word_is_written_as_its_head(engine: Engine) -> None:
+    text = "The state flag was adopted in 1902. The state is small, and its physical condition was poor."
+    tokens, by_key = _read(engine, text)
+    context = engine._sense_evidence(by_key)
+    entities = engine.entities_of(POLICY)
+    state = Risky("state", "group", None)
+    engine.generalizer.start_chain(state, text, by_key["state"], tokens, context, entities, POLICY, set())
+    # "condition" rewritten elsewhere: "physical condition" is a term WordNet knows, with a chain of its own (and
+    # one the engine writes as a generalization), so it is not rewritten for its word.
+    risky = {"state": state, "condition": Risky("condition", "group", None)}
+    compounds_of_flagged(engine.generalizer, text, by_key, risky, {}, tokens, context, entities, POLICY, set(risky))
+    flag = risky["state flag"]  # K's phrase the taxonomy lacks: it showed the "state" the text replaced
+    assert flag.reason == REASON and flag.current is not None and flag.current.term == "flag"
+    assert "physical condition" in by_key and "physical condition" not in risky

@@ -1,4 +1,4 @@
-"""A hyphenated compound built on a term the text rewrites shows that term: it is written as its head.
+"""A compound built on a term the text rewrites shows that term: it is written as its head.
 
 K counts "alcohol-related" apart from "alcohol", in a few paragraphs, so the compound is rarely a
 clue of its own; but beside an "alcohol" a group or a paragraph's evidence replaced it gives the
@@ -6,6 +6,11 @@ reader back the word the text took out. Such a compound goes the way a compound 
 goes (generalization.py, ``head-part``): its head ("related"), or what is above the head; when
 nothing there may be written (the head is itself replaced in this text), it is redacted, as the part
 it shows would be. Compounds built on c's own names are c's (derived.py) and judged before this.
+
+The same holds for a phrase K counts as one key and the taxonomy lacks ("U.S. drug", "state flag"):
+beside a "drug" the text replaced 73 times, the one "U.S. drug" left gave it back (``head-noun``:
+"flag", or above "drug"). Not for a phrase the taxonomy knows ("physical condition"): that is a
+term with a chain of its own, and one the engine itself writes as a generalization.
 """
 
 from __future__ import annotations
@@ -34,11 +39,11 @@ def compounds_of_flagged(
     policy: SanitizePolicy,
     forbidden: set[str],
 ) -> None:
-    """Flag (adds to ``risky``) each compound of the round whose first parts hold a term ``risky`` rewrites."""
+    """Flag (adds to ``risky``) each compound or phrase of the round built on a term ``risky`` rewrites."""
     for key, occs in by_key.items():
-        if key in risky or not (parts := compound_parts(key)):
+        if key in risky or not (built_on := _built_on(key, generalizer)):
             continue
-        flagged = [k for p in parts[:-1] if (k := generalizer.key(p)) in risky and k != key]
+        flagged = [k for p in built_on if (k := generalizer.key(p)) in risky and k != key]
         if not flagged or any(_glued(text, o) for o in occs):
             continue
         r = Risky(key, REASON, risky[flagged[0]].verdict, group=(flagged[0],))
@@ -48,6 +53,16 @@ def compounds_of_flagged(
         risky[key] = r
         forbidden.add(key)
         safe.pop(key, None)
+
+
+def _built_on(key: str, generalizer: Generalizer) -> list[str]:
+    """The words a reader sees ``key`` built on, besides its head: a hyphenated compound's first parts, or every
+    word of a phrase the taxonomy lacks (its head may be the word rewritten: "U.S. drug"); [] for neither."""
+    if parts := compound_parts(key):
+        return parts[:-1]
+    if " " in key and not generalizer.taxonomy.senses(key):
+        return key.split()
+    return []
 
 
 def _glued(text: str, o: TermOccurrence) -> bool:
