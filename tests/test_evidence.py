@@ -11,7 +11,7 @@ from extractors.pipeline import DEFAULT_LIMITS, check_output
 from gateway.config import parse_config
 from gateway.errors import ConfigError
 from gateway.model.engine import Engine
-from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_entities, named_marker
+from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_entities, named_marker, thread_marker
 from gateway.model.records import SanitizePolicy
 
 HIV = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=1.0)  # the paper's own line; the default is 2
@@ -83,6 +83,30 @@ def test_what_a_stream_disclosed_counts_towards_the_next_message(engine: Engine)
     for d in r.decisions:
         assert d.reason == "stream-evidence" and set(d.earlier) == {"virus", "immune"} and d.action == "generalize"
     assert "virus" not in r.text  # the memory's terms are never written: they are not in this text
+
+
+def test_what_a_thread_about_c_let_through_counts_towards_its_next_message(engine: Engine) -> None:
+    # Term by term, groups off, the named budget as the usual one: only the thread's remembered clues can tip it.
+    policy = SanitizePolicy(entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0, named_budget=0)
+    text = "Her test came back positive, and the clinic called about the treatment."
+    remembered = ("virus", "immune")
+    thread = tuple(thread_marker(k) for k in remembered)
+    # Alone, beside a thread that named c, or beside the same terms from the stream's other threads: below the line.
+    for disclosed in ((), (named_marker("HIV"),), (named_marker("HIV"), *remembered), (*remembered, *thread)):
+        assert not engine.sanitize(text, policy, disclosed=disclosed).decisions
+    # The thread named c and let "virus" and "immune" through: its recipient has read them, as about c.
+    for judged in (policy, replace(policy, second_order=False)):  # the engine's path, and the clean text's
+        r = engine.sanitize(text, judged, disclosed=(named_marker("HIV"), *remembered, *thread))
+        assert r.decisions and "virus" not in r.text
+        for d in r.decisions:
+            assert d.reason == "stream-evidence" and d.action == "generalize"
+            # The audit names the thread's messages that let them through (Memory.sources, by the thread's marker).
+            assert set(thread) <= set(d.earlier)
+    # On a list, another thread may have let "virus" through first: the decision names this thread's message.
+    rows = [Disclosure(message_id=m, at=float(i), policy="p", sender="s", recipient="r", terms=remembered, thread=t)
+            for i, (m, t) in enumerate((("m1", "<other>"), ("m2", "<this>")))]  # fmt: skip
+    assert Memory.of(rows, thread="<this>").sources(d.earlier) == ("m2",)
+    assert Memory.of(rows, thread="<this>").sources(remembered) == ("m1",)
 
 
 def test_the_evidence_policy_is_validated_and_configured() -> None:

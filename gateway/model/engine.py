@@ -229,7 +229,9 @@ class Engine:
         # The fast path knows first-order clues only: a text whose thread named c may hold second-order ones.
         fast = not (thread_named and self.evidence.about(entities, policy, thread_named))
         if fast:
-            unchanged = self._if_clean(text, judged, entities, avoid, disclosed, memo, thread_terms)
+            # What its thread let through counts towards c's evidence when the thread named c (Accumulator.settle).
+            unchanged = self._if_clean(text, judged, entities, avoid, disclosed, memo, thread_terms,
+                                       thread_evidence=bool(thread_named))  # fmt: skip
             if unchanged is not None:
                 return unchanged
         original_keys: list[str] = []
@@ -320,11 +322,14 @@ class Engine:
         disclosed: Collection[str] = (),
         memo: TextMemo | None = None,
         thread_terms: Collection[str] = (),
+        *,
+        thread_evidence: bool = False,
     ) -> SanitizeResult | None:
         """The text as it is, when nothing in it is near the line (prefilter.py); None: run the algorithm.
 
         ``thread_terms``: the terms of ``disclosed`` the message's own thread let through (memory.thread_in), which
-        the memory's groups join beside the stream's riskiest (Detector.remembered).
+        the memory's groups join beside the stream's riskiest (Detector.remembered), and, with ``thread_evidence``
+        (the thread named c), every paragraph's evidence too.
         """
         if self._clean is None:
             return None
@@ -339,7 +344,10 @@ class Engine:
         if clean is Clean.NO:
             return None
         in_paragraphs = [(o.key, paragraph(o.start)) for o in occs]
-        joined = disclosed if policy.stream_evidence else ()
+        # The thread's terms count for the entities it named only (Accumulator.settle); for every entity here,
+        # which can only send a text to the engine, never pass one it would change.
+        thread = list(thread_terms) if thread_evidence else []
+        joined = [*disclosed, *thread] if policy.stream_evidence else thread
         parts = {k: found for k in {*(k for k, _ in in_paragraphs), *joined} if (found := self._part_keys(k))}
         if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=joined, parts=parts):
             return None
@@ -461,7 +469,8 @@ class Engine:
             text_named.update(v.entity.name for r in risky.values()
                               if r.reason in NAMING and (v := r.verdict) and v.entity is not None)  # fmt: skip
             self.evidence.settle(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
-                                 disclosed=stream, named=set(thread_named) | text_named,
+                                 disclosed=stream, thread_disclosed=thread, thread_about=thread_named,
+                                 named=set(thread_named) | text_named,
                                  thread_named=set(thread_named) - text_named, thread_signature=thread_signature,
                                  surface=lambda k: surface_of(tokens, by_key[k][0]),
                                  signature_from=signature_from)  # fmt: skip

@@ -22,8 +22,11 @@ would say more about the sum than about c.
 
 A unit is a paragraph (a line, as K's own paragraphs are, and the passages a
 reader takes in at once). With a stream's memory, the clues earlier messages
-of the stream let through count towards every unit of the next message: the
-recipient has read them. A unit is *over* when for some c its evidence reaches
+let through count towards every unit of the next message: the recipient has
+read them. Those of the message's own thread count for each c the thread
+named (a reader of it knows what it is about); the whole stream's (a list's
+other threads are about other things) only with ``stream_evidence``. A unit
+is *over* when for some c its evidence reaches
 
     evidence_budget * IC(c) / alpha
 
@@ -54,7 +57,7 @@ from gateway.model.derived import compound_parts
 from gateway.model.detection import paragraph_of
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import VERDICT_CACHE, BoundedCache, Measure, Verdict, canon
-from gateway.model.memory import named_marker, signature_marker
+from gateway.model.memory import named_marker, signature_marker, thread_marker
 from gateway.model.modifiers import is_omitted
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.related import SecondOrder
@@ -192,6 +195,8 @@ class Accumulator:
         forbidden: set[str],
         *,
         disclosed: Collection[str] = (),
+        thread_disclosed: Collection[str] = (),
+        thread_about: Collection[str] = (),
         named: Collection[str] = (),
         thread_named: Collection[str] = (),
         thread_signature: Mapping[str, Collection[str]] | None = None,
@@ -226,17 +231,15 @@ class Accumulator:
         budgets = [policy.budget(e.name in named) * e.ic / policy.alpha for e in entities]
         # Named only by an earlier message of the thread: below the usual budget, a decision is the memory's.
         lax = [policy.evidence_budget * e.ic / policy.alpha if e.name in thread_named else 0.0 for e in entities]
-        remembered: list[tuple[float, str, tuple[float, ...]]] = []
-        for key in disclosed:
-            if key in by_key or key in allow or key in names:
-                continue
-            c = self.clue(frozenset({key}), entities, policy, about)
-            if any(c):
-                remembered.append((-max(x / b for x, b in zip(c, budgets, strict=True)), key, c))
-        # The riskiest remembered clues only, as many as a sentence's groups may join (memory_candidates): summed
-        # without a bound, a busy stream's everyday words (a radio list's "transmit", "receive") reach any budget
-        # after enough messages, and from then on every paragraph of the stream is rewritten.
-        earlier = {key: c for _r, key, c in sorted(remembered)[: policy.memory_candidates]}
+        # The thread's own earlier messages count for c when the thread named c (its recipient reads them as about
+        # c); the whole stream's only with ``stream_evidence`` (a list's other threads are about other things).
+        earlier = self._remembered(disclosed, by_key, allow | names, entities, policy, about, budgets)
+        if thread_disclosed and any(e.name in thread_about for e in entities):
+            mask = [e.name in thread_about for e in entities]
+            for key, c in self._remembered(thread_disclosed, by_key, allow | names, entities, policy, about,
+                                           budgets, mask).items():  # fmt: skip
+                if key not in earlier:
+                    earlier[thread_marker(key)] = c  # the audit names the thread's message that let it through
         base = [sum(c[i] for c in earlier.values()) for i in range(len(entities))]
 
         # The entities, the policy and the second order are fixed over a text's rounds: a clue is asked once per
@@ -312,6 +315,33 @@ class Accumulator:
                     failed.note(target, over, walked=goal < clues[target][over])
                 nows.pop(target, None)
                 clues[target] = now(target)
+
+    def _remembered(
+        self,
+        disclosed: Collection[str],
+        by_key: Mapping[str, Sequence[TermOccurrence]],
+        skip: Collection[str],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        about: frozenset[int],
+        budgets: Sequence[float],
+        mask: Sequence[bool] | None = None,
+    ) -> dict[str, tuple[float, ...]]:
+        """The riskiest remembered clues (``memory_candidates`` of them) as they count towards a unit, per c (only
+        those ``mask`` keeps): the text's own terms and the names are the text's to judge.
+
+        As many as a sentence's groups may join: summed without a bound, a busy stream's everyday words (a radio
+        list's "transmit", "receive") reach any budget after enough messages."""
+        found: list[tuple[float, str, tuple[float, ...]]] = []
+        for key in disclosed:
+            if key in by_key or key in skip:
+                continue
+            c = self.clue(frozenset({key}), entities, policy, about)
+            if mask is not None:
+                c = tuple(x if m else 0.0 for x, m in zip(c, mask, strict=True))
+            if any(c):
+                found.append((-max(x / b for x, b in zip(c, budgets, strict=True)), key, c))
+        return {key: c for _r, key, c in sorted(found)[: policy.memory_candidates]}
 
     def _clues_for(self, scope: _ClueScope) -> dict[frozenset[str], tuple[float, ...]]:
         held = self._text_clues  # read once: another thread may replace it

@@ -44,7 +44,8 @@ class SanitizePolicy:
     # A stream's remembered clues join each paragraph's sum. Off by default: a 30-day list stream's riskiest
     # clues reach the budget on their own (memory_candidates x evidence_floor > evidence_budget), so every later
     # message of it was rewritten, for no gain on the threads evaluation (README, Memory). Groups across
-    # messages (the memory's own rule) do not depend on it.
+    # messages (the memory's own rule) do not depend on it, nor does a thread that named c: its own remembered
+    # clues count towards its later messages' paragraphs for c whatever this says (evidence.py).
     stream_evidence: bool = False
     # Ranks and exact quantities in a paragraph that names c are coarsened (facts.py).
     coarsen_facts: bool = True
