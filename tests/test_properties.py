@@ -54,6 +54,12 @@ def test_sanitizing_twice_changes_nothing(engine: Engine, text: str, policy: San
 
 @SETTINGS
 @given(text=texts, policy=policies)
+# Found by this test: round one wrote "invisible" and "city district" side by side, and the compounds pass read
+# "invisible city" as a phrase of the text, with a span over "undetectable hollywood".
+@example(
+    text="Hiv antiretroviral beverly catholic undetectable hollywood city los church project.",
+    policy=SanitizePolicy(entities=("HIV", "Los Angeles", "Catholicism"), alpha=1.0, mode="generalize"),
+)
 def test_spans_point_at_the_replaced_text(engine: Engine, text: str, policy: SanitizePolicy) -> None:
     result = engine.sanitize(text, policy)
     keys_at: dict[tuple[int, int], set[str]] = {}

@@ -38,10 +38,17 @@ def compounds_of_flagged(
     entities: Sequence[Entity],
     policy: SanitizePolicy,
     forbidden: set[str],
+    written: Collection[str] = (),
 ) -> None:
-    """Flag (adds to ``risky``) each compound or phrase of the round built on a term ``risky`` rewrites."""
+    """Flag (adds to ``risky``) each compound or phrase of the round built on a term ``risky`` rewrites.
+
+    ``written``: the keys of what earlier rounds wrote. A phrase holding one ("invisible city", where round one
+    wrote "invisible" for "undetectable" and "city district" for "hollywood") is no compound of the writer's:
+    the words met only in the engine's own output, and a decision on them would point at two of its edits."""
     for key, occs in by_key.items():
         if key in risky or not (built_on := _built_on(key, generalizer)):
+            continue
+        if written and " " in key and any(f" {w} " in f" {key} " for w in written):
             continue
         flagged = [k for p in built_on if (k := generalizer.key(p)) in risky and k != key]
         if not flagged or any(_glued(text, o) for o in occs):

@@ -476,7 +476,7 @@ class Engine:
                                  signature_from=signature_from)  # fmt: skip
         if policy.mode != "redact":
             compounds_of_flagged(self.generalizer, text, by_key, risky, safe, tokens, context, entities, policy,
-                                 forbidden)  # fmt: skip
+                                 forbidden, written=written_out or ())  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and (
                 self.generalizer.keys_of(cur) & forbidden or self.generalizer.shows_replaced(cur)
