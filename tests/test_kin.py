@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gateway.model.compounds import REASON, compounds_of_flagged
+from gateway.model.detection import RoundState
 from gateway.model.engine import Engine
 from gateway.model.generalization import Risky
 from gateway.model.kin import heads_a_phrase, nearest_kin, sense_by_company
@@ -86,7 +87,9 @@ def test_a_compound_built_on_a_term_the_text_rewrites_is_written_as_its_head(eng
     for k, r in risky.items():
         engine.generalizer.start_chain(r, text, by_key[k], tokens, context, entities, POLICY, set())
     forbidden = set(risky)
-    compounds_of_flagged(engine.generalizer, text, by_key, risky, {}, tokens, context, entities, POLICY, forbidden)
+    compounds_of_flagged(
+        engine.generalizer, RoundState(text, by_key, risky, {}, tokens, context, entities, POLICY, forbidden)
+    )
     r = risky["alcohol-related"]
     assert r.reason == REASON and r.group == ("alcohol",) and r.current is not None and r.current.term == "related"
     assert "alcohol-related" in forbidden
@@ -94,14 +97,18 @@ def test_a_compound_built_on_a_term_the_text_rewrites_is_written_as_its_head(eng
     assert "year-old" not in risky
     # A compound of nothing the text rewrites stays as it was.
     untouched: dict[str, Risky] = {}
-    compounds_of_flagged(engine.generalizer, text, by_key, untouched, {}, tokens, context, entities, POLICY, set())
+    compounds_of_flagged(
+        engine.generalizer, RoundState(text, by_key, untouched, {}, tokens, context, entities, POLICY, set())
+    )
     assert untouched == {}
     # Nor is a piece of an address or a host name: a rewrite would break it.
     mail = "Alcohol is common. Write to alcohol-related@example.org or see alcohol-related.example.org today."
     tokens, by_key = _read(engine, mail)
     risky = {"alcohol": Risky("alcohol", "group", None)}
     engine.generalizer.start_chain(risky["alcohol"], mail, by_key["alcohol"], tokens, context, entities, POLICY, set())
-    compounds_of_flagged(engine.generalizer, mail, by_key, risky, {}, tokens, context, entities, POLICY, set())
+    compounds_of_flagged(
+        engine.generalizer, RoundState(mail, by_key, risky, {}, tokens, context, entities, POLICY, set())
+    )
     assert "alcohol-related" in by_key and "alcohol-related" not in risky
 
 
@@ -122,7 +129,9 @@ def test_a_phrase_k_counts_as_one_key_built_on_a_rewritten_word_is_written_as_it
     # "condition" rewritten elsewhere: "physical condition" is a term WordNet knows, with a chain of its own (and
     # one the engine writes as a generalization), so it is not rewritten for its word.
     risky = {"state": state, "condition": Risky("condition", "group", None)}
-    compounds_of_flagged(engine.generalizer, text, by_key, risky, {}, tokens, context, entities, POLICY, set(risky))
+    compounds_of_flagged(
+        engine.generalizer, RoundState(text, by_key, risky, {}, tokens, context, entities, POLICY, set(risky))
+    )
     flag = risky["state flag"]  # K's phrase the taxonomy lacks: it showed the "state" the text replaced
     assert flag.reason == REASON and flag.current is not None and flag.current.term == "flag"
     assert "physical condition" in by_key and "physical condition" not in risky

@@ -15,37 +15,25 @@ term with a chain of its own, and one the engine itself writes as a generalizati
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection
 
 from gateway.model.derived import compound_parts
+from gateway.model.detection import RoundState
 from gateway.model.generalization import Generalizer, Risky
-from gateway.model.measure import Verdict
-from gateway.model.records import Entity, SanitizePolicy
-from gateway.model.terms import TermOccurrence, Token
+from gateway.model.terms import TermOccurrence
 
 REASON = "compound-of-flagged"
 _GLUE = frozenset("-/@.+=")  # what joins a piece to the rest of a longer token
 
 
-def compounds_of_flagged(
-    generalizer: Generalizer,
-    text: str,
-    by_key: Mapping[str, Sequence[TermOccurrence]],
-    risky: dict[str, Risky],
-    safe: dict[str, Verdict],
-    tokens: Sequence[Token],
-    context: Collection[str],
-    entities: Sequence[Entity],
-    policy: SanitizePolicy,
-    forbidden: set[str],
-    written: Collection[str] = (),
-) -> None:
-    """Flag (adds to ``risky``) each compound or phrase of the round built on a term ``risky`` rewrites.
+def compounds_of_flagged(generalizer: Generalizer, state: RoundState, written: Collection[str] = ()) -> None:
+    """Flag (adds to ``state.risky``) each compound or phrase of the round built on a term the round rewrites.
 
     ``written``: the keys of what earlier rounds wrote. A phrase holding one ("invisible city", where round one
     wrote "invisible" for "undetectable" and "city district" for "hollywood") is no compound of the writer's:
     the words met only in the engine's own output, and a decision on them would point at two of its edits."""
-    for key, occs in by_key.items():
+    text, risky, forbidden = state.text, state.risky, state.forbidden
+    for key, occs in state.by_key.items():
         if key in risky or not (built_on := _built_on(key, generalizer)):
             continue
         if written and " " in key and any(f" {w} " in f" {key} " for w in written):
@@ -54,12 +42,12 @@ def compounds_of_flagged(
         if not flagged or any(_glued(text, o) for o in occs):
             continue
         r = Risky(key, REASON, risky[flagged[0]].verdict, group=(flagged[0],))
-        generalizer.start_chain(r, text, occs, tokens, context, entities, policy, forbidden)
+        generalizer.start_chain(r, text, occs, state.tokens, state.context, state.entities, state.policy, forbidden)
         if not r.chain:
             continue  # no head to write it as ("5-year", "non-smoker"): it stays as K judged it
         risky[key] = r
         forbidden.add(key)
-        safe.pop(key, None)
+        state.safe.pop(key, None)
 
 
 def _built_on(key: str, generalizer: Generalizer) -> list[str]:

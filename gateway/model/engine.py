@@ -475,8 +475,9 @@ class Engine:
                                  surface=lambda k: surface_of(tokens, by_key[k][0]),
                                  signature_from=signature_from)  # fmt: skip
         if policy.mode != "redact":
-            compounds_of_flagged(self.generalizer, text, by_key, risky, safe, tokens, context, entities, policy,
-                                 forbidden, written=written_out or ())  # fmt: skip
+            compounds_of_flagged(self.generalizer,
+                                 RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden),
+                                 written=written_out or ())  # fmt: skip
         for r in risky.values():  # a group or a paragraph may have flagged what another term became
             while (cur := r.current) is not None and (
                 self.generalizer.keys_of(cur) & forbidden or self.generalizer.shows_replaced(cur)
