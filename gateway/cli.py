@@ -231,11 +231,12 @@ def cmd_index(args: argparse.Namespace) -> int:
         return 0
     if args.index_command == "prepare":
         from gateway.assemble import load_knowledge
+        from gateway.taxonomy.lexicon import prepare_word_classes
         from gateway.taxonomy.wordnet import WordNet
 
         started = time.monotonic()
         k = load_knowledge(args.path)
-        WordNet()
+        prepare_word_classes(WordNet())
         print(f"{k.path}: {len(k)} terms, mapped from {k.mapped_path or 'memory'}; WordNet prepared "
               f"({time.monotonic() - started:.1f} s)")  # fmt: skip
         return 0
