@@ -856,6 +856,23 @@ def test_a_date_range_is_not_joined_across_two_parts_of_a_message(analyzer: Anal
     assert found(analyzer, "Seen from 3 March 2004 to 5 May 2005.") == {"from 3 March 2004 to 5 May 2005": "DATE"}
 
 
+@pytest.mark.parametrize(
+    ("text", "want"),
+    [
+        # A day and month read on into the next part's year ("3 May" + "2023"): the whole was dropped for crossing
+        # the border, and the body's date, its first digits taken, was not read either.
+        ("Results of 3 May\n\n\u2029\n\n2023-05-04: the biopsy report", {"3 May": "DATE", "2023-05-04": "DATE"}),
+        # An address read on into the next part's first word as a state ("OK"): dropped whole.
+        ("Moving to 221 Baker Street\n\n\u2029\n\nOK, see you there.", {"221 Baker Street": "ADDRESS"}),
+    ],
+)
+def test_a_value_right_after_a_part_border_is_found(analyzer: Analyzer, text: str, want: dict[str, str]) -> None:
+    assert found(analyzer, text) == want
+    # Each part read alone finds the same.
+    parts = text.split("\n\n\u2029\n\n")
+    assert {k: v for p in parts for k, v in found(analyzer, p).items()} == want
+
+
 def test_identifier_values_are_not_kept_in_the_engines_key_cache(engine: Engine, analyzer: Analyzer) -> None:
     # The key cache outlives the message: a sender's names and numbers must not stay in the worker's memory.
     text = "Zebulon Quackenbush (SSN 123-45-6789) tested positive for HIV."

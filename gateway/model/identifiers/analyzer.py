@@ -61,10 +61,15 @@ class Analyzer:
     def _analyze(self, text: str, kinds: Collection[str], addresses: Collection[str]) -> list[Finding]:
         wanted = frozenset(kinds)
         found: list[Finding] = []
-        shape = shape_of(text)  # computed once: the recognizers skip the scans it rules out
+        # The paragraph separator is the border between two parts of a message, and "\s" matches it: a date,
+        # address or age read on would take in the next part's first characters ("on 3 May" + "2023-05-04"),
+        # be dropped below for crossing it, and leave both parts' values unfound. The structured recognizers
+        # read a NUL there instead (one character for one: the offsets hold), which no blank run crosses.
+        scan = text.replace("\u2029", "\x00") if "\u2029" in text else text
+        shape = shape_of(scan)  # computed once: the recognizers skip the scans it rules out
         for produces, recognizer in self._structured:
             if produces & wanted:
-                found.extend(f for f in recognizer(text, shape) if f.kind in wanted)
+                found.extend(f for f in recognizer(scan, shape) if f.kind in wanted)
         if NAME_KINDS & wanted:
             found.extend(self._names(text, wanted))
         if K.PERSON in wanted:
@@ -72,7 +77,7 @@ class Analyzer:
                 _address_names(text, [*addresses, *(f.text for f in found if f.kind == K.EMAIL)], self._lexicon)
             )
         # Nothing crosses a paragraph separator: in a message that is the border between two parts.
-        found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in f.text]))
+        found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in text[f.start : f.end]]))
         if K.PERSON in wanted and (parts := ordinary_mentions(text, found, self._lexicon)):
             found = resolve_overlaps([*found, *parts])
         return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found)]))
