@@ -126,6 +126,24 @@ def test_the_line_cache_keeps_the_lines_read_again(wordnet: WordNet) -> None:
     assert read == ["Mr Ruslan Kurkaev", "The Court of Appeal", "Dr. Okonkwo"]
 
 
+NO_CAPITALS = "12:30\n-- \n11879739\n3.3.3 ...\n\u2029\n  \u00e9t\u00e9 \u00e0 l'h\u00f4tel"
+
+
+def test_a_line_without_a_capital_is_not_looked_up(wordnet: WordNet) -> None:
+    # A name opens with a capital (_CAP): a line with none, though not lower case (digits, punctuation, blanks)
+    # holds no name, and is passed over before its digest is taken.
+    recognizer = NameRecognizer(WordNetLexicon(wordnet))
+    read = lines_read(recognizer)
+    assert list(recognizer(NO_CAPITALS)) == []
+    assert read == [] and len(recognizer._lines) == 0
+    # A letter outside ASCII that is no lower-case one still is: "Émile" (and "> Émile", quoted) are read.
+    texts = [f.text for f in recognizer(NO_CAPITALS + "\n\u00c9mile Zola\n> \u00c9mile Zola")]
+    assert texts.count("\u00c9mile Zola") == 2 and read == ["\u00c9mile Zola"] * 2  # quoted: a key of its own
+    # Every line still reads as it reads without the cache.
+    plain = NameRecognizer(WordNetLexicon(wordnet), cache_lines=0)
+    assert list(recognizer(NO_CAPITALS + "\n" + LETTER)) == list(plain(NO_CAPITALS + "\n" + LETTER))
+
+
 def test_a_finding_is_built_as_a_frozen_dataclass_would_be() -> None:
     import dataclasses
 
