@@ -210,3 +210,38 @@ def test_a_hyphenated_compound_tells_what_its_parts_do(engine: Engine) -> None:
     # Its own count still counts: the larger of the two, never less than K says of the compound.
     (own,) = engine.evidence.pmis(frozenset({"well-known"}), engine.entities_of(policy))
     assert _clue(engine, "well-known", policy) == pytest.approx(max(own, _clue(engine, "well", policy)))
+
+
+def test_a_clue_the_evidence_lowered_may_still_be_written_for_another_term(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("substance abuse",), alpha=2.0)
+    text = (
+        "Several screening questionnaires have been validated for use with adolescents and adults. For substance "
+        "misuse in pregnancy, experts recommend tools that take less than ten minutes, are used routinely and "
+        "include an educational part, such as a short drinking history."
+    )
+    r = engine.sanitize(text, policy)
+    by = {d.term: d for d in r.decisions}
+    # "use" was lowered for its paragraph's sum: safe alone, it is no ban on what "misuse" may become.
+    assert by["use"].reason == "evidence" and by["use"].replacement != "use"
+    assert by["misuse"].reason == "pmi" and by["misuse"].action == "generalize" and by["misuse"].replacement == "use"
+    assert "[REDACTED]" not in r.text and "part use in" in r.text
+    assert not by["use"].flags_term and by["misuse"].flags_term
+    # The last check reads "use" as the safe word it is, and the output is a fixpoint.
+    check_output(r.text.encode(), "text", engine=engine, results=[r], name="t", limits=DEFAULT_LIMITS)
+    assert not engine.sanitize(r.text, policy).decisions
+
+
+def test_terms_written_as_one_generalization_count_once_in_their_paragraph(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("heterosexuality",), alpha=2.0)
+    text = (
+        "Heterosexual marriage is the rule in most religious traditions; the Metropolitan Community Church, the "
+        "United Church of Canada, some Quaker meetings and Reform and Conservative Jewish congregations are "
+        "exceptions."
+    )
+    r = engine.sanitize(text, policy)
+    by = {d.term: d for d in r.decisions}
+    # Both churches read as "church": a reader finds one word, which tells what it tells once.
+    assert by["metropolitan community church"].replacement == by["united church"].replacement == "church"
+    assert "the church, the church of Canada" in r.text
+    assert "church" not in by  # counted twice, the sum stayed over and a later round lowered it further
+    check_output(r.text.encode(), "text", engine=engine, results=[r], name="t", limits=DEFAULT_LIMITS)

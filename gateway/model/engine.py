@@ -240,7 +240,8 @@ class Engine:
         decisions: list[Decision] = []
         composed: list[TextEdit] = []
         # Every key flagged so far (and by earlier policies): never written back, and
-        # redacted wherever a later round still finds it, so the pipeline's check passes.
+        # redacted wherever a later round still finds it, so the pipeline's check passes. Not a clue the
+        # summed evidence lowered: safe alone, it may be written for another term (``Decision.flags_term``).
         flagged: set[str] = set(avoid)
         # What each generalization written so far stands for (its sense's lexicalizations, by the key it reads as).
         written: dict[str, frozenset[str]] = {}
@@ -286,7 +287,8 @@ class Engine:
                 for d in found:
                     spans = tuple(_to_original(rewrites, s) for s in d.spans)
                     decisions.append(replace(d, spans=tuple(sorted(set(spans)))))
-                    flagged.add(d.term)
+                    if d.flags_term:
+                        flagged.add(d.term)
                 composed = compose(composed, current, rewritten.edits)
                 rewrites.append(rewritten)
                 current = rewritten.text

@@ -39,6 +39,14 @@ never redacted: one whose chain holds nothing that discloses less is left as
 it is. The decision records the unit's accumulated evidence as its PMI, the
 budget as its threshold, and the strongest clues as its group.
 
+The sum is over what a reader finds in the unit: terms written as one
+generalization ("Metropolitan Community Church", "United Church" -> "church")
+add its clue once. And a lowered clue is no ban: being safe alone, it was
+lowered only for its paragraph's sum, so another term may still be written as
+it ("misuse" -> "use" beside a lowered "use"), where the next round sums it
+again. Forbidden as a flagged term is, it made the terms whose chains passed
+through it climb past it, to a redaction when nothing above was safe.
+
 In a text about c (it, or its thread, named c), a unit still over its budget
 once every clue a generalization lowers was lowered has its strongest names
 (words written with a capital mid-sentence) that nothing along their chain
@@ -255,6 +263,13 @@ class Accumulator:
                 found = clues_of[keys] = self.clue(keys, entities, policy, about)
             return found
 
+        def written(key: str) -> frozenset[str]:
+            """What a reader finds where the term stood after this round: its generalization's keys, or itself."""
+            if key in risky:
+                cur = risky[key].current
+                return frozenset() if cur is None else self.generalizer.keys_of(cur)
+            return frozenset({key})
+
         def now(key: str) -> tuple[float, ...]:
             """The clue as the term will read after this round."""
             found = nows.get(key)
@@ -279,8 +294,15 @@ class Accumulator:
             # Only the clue lowered changes from one pass to the next (``now`` keeps the others); the sums are
             # still taken over every clue in the unit's order, so that they are the same floats every time.
             clues = {k: now(k) for k in unit.keys}
+            shown_as = {k: written(k) for k in unit.keys}
             while True:
-                totals = [b + sum(column) for b, column in zip(base, zip(*clues.values(), strict=True), strict=True)]
+                # A word a reader finds in the unit tells what it tells once: terms written as one generalization
+                # ("housing", "fort", "theater" -> "structure") add its clue once, as the sum is over distinct terms.
+                distinct: dict[frozenset[str], tuple[float, ...]] = {}
+                for k, c in clues.items():
+                    held = distinct.get(shown_as[k])
+                    distinct[shown_as[k]] = c if held is None else tuple(map(max, held, c))
+                totals = [b + sum(column) for b, column in zip(base, zip(*distinct.values(), strict=True), strict=True)]
                 over = max(range(len(entities)), key=lambda i: totals[i] / budgets[i])
                 if totals[over] < budgets[over]:
                     break
@@ -299,6 +321,7 @@ class Accumulator:
                     self._as_name(target, over, *reasons, risky, safe, entities, policy, forbidden, clue)
                     nows.pop(target, None)
                     clues[target] = now(target)
+                    shown_as[target] = written(target)
                     continue
                 target = min(candidates, key=lambda k: (-clues[k][over], k))  # the keys are distinct: no tie
                 unit.tried.add(target)
@@ -315,6 +338,7 @@ class Accumulator:
                     failed.note(target, over, walked=goal < clues[target][over])
                 nows.pop(target, None)
                 clues[target] = now(target)
+                shown_as[target] = written(target)
 
     def _remembered(
         self,
@@ -410,7 +434,6 @@ class Accumulator:
         if cur is None or clue(self.generalizer.keys_of(cur))[c] >= clue(frozenset({key}))[c]:
             return
         risky[key] = r
-        forbidden.add(key)
         safe.pop(key, None)
 
     def _lower(
@@ -475,7 +498,6 @@ class Accumulator:
         del r.steps[best[1] :]
         if fresh:
             risky[key] = r
-            forbidden.add(key)
             safe.pop(key, None)
         else:
             r.group = r.group or shown

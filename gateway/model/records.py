@@ -125,6 +125,10 @@ class Step:
     why: str = ""
 
 
+# The reasons of the summed evidence's decisions (evidence.py): a clue lowered for its paragraph, safe alone.
+SUMMED = frozenset({"evidence", "stream-evidence"})
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
     term: str
@@ -142,6 +146,16 @@ class Decision:
     chain: tuple[Step, ...] = ()
     spans: tuple[tuple[int, int], ...] = ()
     kind: str | None = None  # an identifier's kind ("PERSON", "PHONE"); None for a sensitive-entity decision
+
+    @property
+    def flags_term(self) -> bool:
+        """Whether the term discloses c wherever it stands, so that the output must not hold it again.
+
+        Not so for a clue the summed evidence lowered (evidence.py): it is safe alone, and was lowered only for
+        its paragraph's sum. Another term may still be written as it ("misuse" -> "use" beside a lowered "use");
+        the engine's last round judges every paragraph's sum again, with it.
+        """
+        return self.kind is None and self.reason not in SUMMED
 
     def as_report(self) -> dict[str, Any]:
         return {
