@@ -629,3 +629,36 @@ def test_the_recognizers_take_the_shape_or_make_it() -> None:
         assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None))
     assert {f.kind for f in P.ssns(text)} == {"SSN"} and {f.kind for f in P.national_ids(text)} == {"NATIONAL_ID"}
     assert any(f.kind == "CARD" for f in P.cards(text)) and any(f.kind == "IBAN" for f in P.ibans(text))
+
+
+def test_a_value_is_numbered_once_and_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gateway.model.identifiers import anonymizer
+
+    mentions = ["Mr Tomasz Nowak", "Nowak", "Mrs Nowak", "Nowak", "Mr Tomasz Nowak", "Anna Nowak", "Mrs Nowak",
+                "Tomasz", "Anna", "Mrs Anna Nowak", "Nowak"]  # fmt: skip
+    want = [1, 1, 2, 1, 1, 3, 2, 1, 3, 3, 1]
+    # Each number as the first-match rule gives it, read afresh for every mention.
+    fresh = anonymizer._Numbering()
+    assert [fresh._number("PERSON", m) for m in mentions] == want
+    seen: list[str] = []
+    real = anonymizer.name_words
+    monkeypatch.setattr(anonymizer, "name_words", lambda text: seen.append(text) or real(text))
+    numbering = anonymizer._Numbering()
+    assert [numbering.number("PERSON", m) for m in mentions] == want
+    assert sorted(seen) == sorted(set(mentions))  # each value's words read once
+
+
+def test_a_phone_number_a_text_repeats_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    import phonenumbers
+
+    text = ("Call me on (415) 555-0132 or 020 7946 0958.\n\n\u2029\n\nCall me on (415) 555-0132 or 020 7946 0958."
+            "\nFax: (415) 555-0133, fax (415) 555-0133 again; not 12345678 nor 2024-03-05 14:22")  # fmt: skip
+    want = [(f.start, f.end, f.kind) for f in P.Phones(remember=0)(text)]
+    assert [k for _s, _e, k in want] == ["PHONE", "PHONE", "FAX", "FAX"]
+    parsed: list[str] = []
+    real = phonenumbers.parse
+    monkeypatch.setattr(P.phonenumbers, "parse", lambda raw, region: parsed.append(raw) or real(raw, region))
+    for remember in (0, 4096):
+        parsed.clear()
+        assert [(f.start, f.end, f.kind) for f in P.Phones(remember=remember)(text)] == want
+        assert sorted(parsed) == sorted(set(parsed)) and "(415) 555-0132" in parsed

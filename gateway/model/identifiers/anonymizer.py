@@ -139,8 +139,17 @@ class _Numbering:
 
     def __init__(self) -> None:
         self._known: dict[str, list[tuple[frozenset[str], int, str | None]]] = {}
+        # A value numbered once gets the same number again: the entries before its own, or that found it, stay
+        # as they were (the list only grows at its end). A message names the same person many times.
+        self._numbered: dict[tuple[str, str], int] = {}
 
     def number(self, kind: str, text: str) -> int:
+        n = self._numbered.get((kind, text))
+        if n is None:
+            n = self._numbered[kind, text] = self._number(kind, text)
+        return n
+
+    def _number(self, kind: str, text: str) -> int:
         words = frozenset(w for w in name_words(text) if len(w) > 1) or frozenset({_norm(text)})
         gender = _gender(text)
         known = self._known.setdefault(kind, [])

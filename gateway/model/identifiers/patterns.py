@@ -658,6 +658,10 @@ class Phones:
         self._rejected: OrderedDict[bytes, None] = OrderedDict()
 
     def __call__(self, text: str, shape: bytes | None = None) -> Iterator[Finding]:
+        # What phonenumbers made of each candidate in this text, and whether it is valid: a message says its
+        # numbers twice (text and HTML), and a parse with its validation is the costly part. Kept for this text
+        # only (a number accepted is an identifier, not remembered across messages).
+        parsed: dict[str, tuple[phonenumbers.PhoneNumber, bool]] = {}
         for m in _PHONE_CANDIDATE.finditer(text):
             raw = m.group().strip()
             digits = _NOT_DIGIT.sub("", raw)
@@ -672,12 +676,16 @@ class Phones:
             key = hashlib.blake2b(raw.encode("utf-8", "surrogatepass"), digest_size=16).digest()
             if key in self._rejected:
                 continue
-            try:
-                number = phonenumbers.parse(raw, self._region)
-            except phonenumbers.NumberParseException:
-                self._reject(key)
-                continue
-            if phonenumbers.is_valid_number(number):
+            known = parsed.get(raw)
+            if known is None:
+                try:
+                    number = phonenumbers.parse(raw, self._region)
+                except phonenumbers.NumberParseException:
+                    self._reject(key)
+                    continue
+                known = parsed[raw] = (number, phonenumbers.is_valid_number(number))
+            number, valid = known
+            if valid:
                 ok = grouped or labelled
             elif labelled and raw[0] == "0" and "." not in raw and self._valid_abroad(raw):
                 ok = True  # "Mobile 07700 900123": a label and a country's trunk prefix; decimals ("0.2968") aside
