@@ -196,8 +196,8 @@ class NameRecognizer:
         for line in text.split("\n"):
             start = pos
             pos += len(line) + 1
-            if line.islower() or _CAP_START.search(line) is None:
-                continue  # no capital, no name: not even looked up in the cache (a fifth of the lines)
+            if not line or line.islower() or _CAP_START.search(line) is None:
+                continue  # no capital, no name: not even looked up in the cache (a fifth of the lines with text)
             indent = len(line) - len(line.lstrip(" \t"))
             s = start + indent
             closing = (
