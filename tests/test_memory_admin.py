@@ -63,6 +63,8 @@ def test_a_stream_and_the_decision_it_caused(site: tuple[RunningAdmin, dict[str,
     detail = bob.get(f"/streams?policy=medical&sender={CLINIC}&recipient={INSURER}")
     accumulated = detail.body.split('id="accumulated"')[1].split("</p>")[0]
     assert "patient" in accumulated and "counselling" in accumulated
+    # What the first message wrote for "condoms" is remembered for its thread, but it was not let through.
+    assert "condom" not in accumulated and "[wrote" not in accumulated
     disclosures = detail.body.split('id="disclosures"')[1]
     assert f'href="/messages/{ids["first"]}"' in disclosures and "&lt;first@clinic.example&gt;" in disclosures
     assert "No stream" in bob.get("/streams?sender=nobody@else.example").body

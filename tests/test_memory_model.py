@@ -16,7 +16,16 @@ from gateway.errors import ConfigError
 from gateway.evaluation.threads import split_thread
 from gateway.model.detection import _combinations
 from gateway.model.engine import Engine
-from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_marker, thread_in, thread_marker
+from gateway.model.memory import (
+    Disclosure,
+    Memory,
+    disclosed_terms,
+    named_marker,
+    thread_in,
+    thread_marker,
+    written,
+    wrote_marker,
+)
 from gateway.model.records import SanitizePolicy
 from gateway.streams import cutoffs, header_block, thread_of
 
@@ -135,6 +144,10 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     assert report.summary("memory")["mean_rank_later toy"] == (memory["hiv"].later_ranks["toy"]
                                                                  + memory["w"].later_ranks["toy"]) / 2  # fmt: skip
     assert "| sanigate, with the stream memory: later messages |" in threads_markdown(report)
+    # The first message is judged alone in both runs: its rank is the one the memory can never change.
+    assert alone["hiv"].first_ranks == memory["hiv"].first_ranks == {"toy": 1}
+    assert report.summary("alone")["ranked_first_first toy"] == report.summary("memory")["ranked_first_first toy"]
+    assert "| sanigate: the first message alone (the same in both runs) | " in threads_markdown(report)
     # Two attackers read the same delivered threads in one run: the gateway ran once, each ranked it.
     two = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"a": attacker, "b": attacker}, evidence_budget=0)
     row = {r.doc_id: r for r in two.runs["memory"]}["hiv"]
@@ -356,3 +369,90 @@ def test_a_reply_is_judged_with_its_own_thread_s_terms_first(engine: Engine, tmp
         assert judged(Thread("<b2@x>", "<b1@x>"))[1] == []
     finally:
         store.close()
+
+
+def test_a_later_message_writes_a_term_as_its_thread_did_when_that_discloses_no_more(engine: Engine) -> None:
+    first = engine.sanitize(FIRST, HIV)
+    assert "devices" in first.text  # "condoms", as the first message writes it alone
+    markers = disclosed_terms(engine, first.text, HIV, wrote=written(first))
+    assert wrote_marker("condom", "device") in markers
+    later = "Condoms were handed out again at the clinic."
+    alone = {d.term: d for d in engine.sanitize(later, HIV).decisions}
+    assert alone["condom"].replacement == "device" and not alone["condom"].earlier
+    # Where the thread wrote "instrumentality" (further along the term's chain, no more telling in K), the later
+    # message writes it too: a reader who saw both "device" and "instrumentality" would learn the word below both.
+    marker = wrote_marker("condom", "instrumentality")
+    r = engine.sanitize(later, HIV, disclosed=(marker,))
+    (d,) = r.decisions
+    assert (d.replacement, d.earlier) == ("instrumentality", (marker,)) and "ondom" not in r.text
+    # What is not safe here ("contraceptive" is risky on its own) or on no chain of the term is not written.
+    for other in ("contraceptive", "rubber", "weather"):
+        (d,) = engine.sanitize(later, HIV, disclosed=(wrote_marker("condom", other),)).decisions
+        assert (d.replacement, d.earlier) == ("device", ())
+    # The audit names the thread's message that wrote it; another thread's message does not count.
+    said = Disclosure(message_id="m1", at=0.0, policy="p", sender="a@x", recipient="b@y", terms=(marker,),
+                      thread="<t>")  # fmt: skip
+    assert Memory.of((said,), thread="<t>").sources((marker,)) == ("m1",)
+    assert marker not in Memory.of((said,), thread="<other>").terms
+
+
+def test_what_a_thread_wrote_is_sealed_counted_in_its_thread_only_and_expires(
+    engine: Engine, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sqlite3
+
+    from cryptography.fernet import Fernet
+
+    from extractors.mail import ContentPolicy
+    from gateway.config import PolicyConfig
+    from gateway.store.sqlite import SQLiteStore
+    from gateway.streams import Thread, recall, remember
+
+    monkeypatch.setenv("SANIGATE_STORE_KEY", Fernet.generate_key().decode())
+    policy = PolicyConfig(name="p", content=ContentPolicy(), sanitize=HIV, stream_memory_days=30.0)
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+        first = engine.sanitize(FIRST, HIV)
+        remember(store, message_id="m1", sender="s@x", recipients=["r@y"], thread=Thread("<m1@x>", "<m1@x>"),
+                 disclosed={"p": disclosed_terms(engine, first.text, HIV, wrote=written(first))})  # fmt: skip
+        # The sender's "condom" is in the row, as a signature's terms are: sealed with the store key.
+        raw = sqlite3.connect(tmp_path / "s.db").execute("SELECT terms FROM stream_memory").fetchall()
+        assert raw and not any(b"condom" in bytes(r[0]) or b"wrote" in bytes(r[0]) for r in raw)
+        marker = wrote_marker("condom", "device")
+        reply = recall(store, [policy], sender="s@x", recipients=["r@y"], thread=Thread("<m2@x>", "<m1@x>"))["p"]
+        assert marker in reply.terms and reply.sources([marker]) == ("m1",)
+        other = recall(store, [policy], sender="s@x", recipients=["r@y"], thread=Thread("<m3@x>", "<m3@x>"))["p"]
+        assert marker not in other.terms and "patient" in other.terms  # the stream's terms, not the thread's
+        assert store.expire_memory({"p": time.time() + 1}) == 1
+        gone = recall(store, [policy], sender="s@x", recipients=["r@y"], thread=Thread("<m2@x>", "<m1@x>"))["p"]
+        assert not gone.terms
+    finally:
+        store.close()
+
+
+# A clinic's notes: what a thread of such mail holds, more of whose terms a medical policy generalizes.
+CLINIC = (
+    "He was treated for hepatitis and tuberculosis at the clinic last spring.",
+    "Syphilis and gonorrhea rates rose among young men who met partners online.",
+    "She takes her pills every morning; the nurse checks her blood count each month.",
+    "Needle exchange and condoms were handed out at the shelter downtown.",
+)
+
+
+def test_with_what_its_thread_wrote_a_message_still_lowers_what_it_lowers_alone(engine: Engine) -> None:
+    from archive import archive_texts
+
+    taken = 0
+    for text in [*archive_texts(12, chars=3000), FIRST, LATER, TRACE, *CLINIC]:
+        alone = engine.sanitize(text, US_MEDICAL)
+        # The thread wrote each term one or two steps further along its chain than this message would alone.
+        wrote = []
+        for d in alone.decisions:
+            chain = [g.term for g in engine.taxonomy.generalizations(d.term, d.sense)] if d.replacement else []
+            if d.replacement in chain:
+                wrote += [wrote_marker(d.term, g) for g in chain[chain.index(d.replacement) + 1 :][:2]]
+        with_memory = engine.sanitize(text, US_MEDICAL, disclosed=wrote)
+        taken += sum(1 for d in with_memory.decisions if set(d.earlier) & set(wrote))
+        lowered = {span for d in with_memory.decisions for span in d.spans}
+        assert all(span in lowered for d in alone.decisions for span in d.spans)
+    assert taken >= 5  # the property was put to the test

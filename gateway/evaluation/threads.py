@@ -68,6 +68,8 @@ class ThreadResult:
     ranks: dict[str, int] = field(default_factory=dict)  # attacker -> rank of the true entity on the joined thread
     # attacker -> its rank on the later messages joined (from the second on: what a memory can change)
     later_ranks: dict[str, int] = field(default_factory=dict)
+    # attacker -> its rank on the first message alone: judged alone in both runs, what the memory can never change
+    first_ranks: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -84,8 +86,9 @@ class ThreadReport:
     one_stream: bool = False  # every thread in one stream (one sender, one recipient), interleaved
 
     def summary(self, mode: str) -> dict[str, float]:
-        """A run's figures; ``ranked_first`` and ``mean_rank`` for each attacker as ``<figure> <attacker>``, and
-        on the later messages as ``ranked_first_later <attacker>`` and ``mean_rank_later <attacker>``."""
+        """A run's figures; ``ranked_first`` and ``mean_rank`` for each attacker as ``<figure> <attacker>``, on
+        the later messages as ``ranked_first_later <attacker>`` and ``mean_rank_later <attacker>``, and on the
+        first message alone as ``ranked_first_first <attacker>``."""
         rows = self.runs[mode]
         messages = sum(r.messages for r in rows)
         words = sum(r.words for r in rows)
@@ -99,6 +102,10 @@ class ThreadReport:
                 100.0 * sum(1 for r in later if r == 1) / len(later) if later else 0.0
             )
             attacked[f"mean_rank_later {name}"] = sum(later) / len(later) if later else 0.0
+            first = [r.first_ranks[name] for r in rows if name in r.first_ranks]
+            attacked[f"ranked_first_first {name}"] = (
+                100.0 * sum(1 for r in first if r == 1) / len(first) if first else 0.0
+            )
         return {
             "threads": len(rows),
             **attacked,
@@ -165,6 +172,10 @@ class _ThreadRun:
     def arrived(self) -> tuple[str, str]:
         """The joined text that arrived, and the same of the messages from the second on."""
         return "\n\n".join(out for _i, out in self.delivered), "\n\n".join(o for i, o in self.delivered if i > 0)
+
+    def first(self) -> str:
+        """What arrived of the first message ("" when it was held)."""
+        return next((out for i, out in self.delivered if i == 0), "")
 
 
 def run_thread(
@@ -234,6 +245,8 @@ def evaluate_threads(
             for name, attacker in attackers.items():
                 run.result.ranks[name] = rank_of(attacker.scores(joined, candidates), run.doc.entity)
                 run.result.later_ranks[name] = rank_of(attacker.scores(later, candidates), run.doc.entity)
+                if first := run.first():
+                    run.result.first_ranks[name] = rank_of(attacker.scores(first, candidates), run.doc.entity)
             started += time.perf_counter() - attacked  # the attackers' time is not the gateway's
             progress(1)
         report.runs[mode] = [run.result for run in runs]
@@ -284,6 +297,11 @@ def threads_markdown(report: ThreadReport) -> str:
                 s = report.summary(mode)
                 lines.append(f"| {label}: later messages | {s[f'ranked_first_later {name}']:.1f} % "
                              f"| {s[f'mean_rank_later {name}']:.2f} |")  # fmt: skip
+        if "alone" in report.runs:
+            firsts = [r.first_ranks[name] for r in report.runs["alone"] if name in r.first_ranks]
+            lines.append(f"| sanigate: the first message alone (the same in both runs) "
+                         f"| {report.summary('alone')[f'ranked_first_first {name}']:.1f} % "
+                         f"| {sum(firsts) / len(firsts) if firsts else 0.0:.2f} |")  # fmt: skip
     header = " | ".join(f"{n} alone | {n} with memory" for n in report.attackers)
     lines += ["", "Ranks on the joined thread, on its later messages in brackets.", "",
               f"| document | entity | {header} | delivered (memory) | memory decisions |",

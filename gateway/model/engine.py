@@ -21,7 +21,8 @@ Beyond the paper:
     so a group spanning messages is judged too; only the new text's member is
     ever changed. The text is settled alone first and the memory's rounds start
     from that output, so a message with a memory lowers at least what it lowers
-    alone;
+    alone; a term the thread's earlier messages generalized is written as they
+    wrote it, where that is safe and K ties it to c no more (memory.WROTE);
   * rounds: the rewritten text is checked again, so a replacement that forms a
     new risky group is caught; the policy's last round, and any after it,
     redacts what it finds until the engine's own check finds nothing: the
@@ -54,7 +55,7 @@ from gateway.model.generalization import Generalizer, NameKinds, Risky
 from gateway.model.incremental import TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
-from gateway.model.memory import NAMING, is_marker, named_in, signature_in, thread_in
+from gateway.model.memory import NAMING, is_marker, named_in, signature_in, thread_in, wrote_in
 from gateway.model.modifiers import is_omitted
 from gateway.model.prefilter import Clean, CleanTextFilter, WholeKnowledge
 from gateway.model.reading import Reader
@@ -205,10 +206,12 @@ class Engine:
         edited (they are not in this text); a decision they caused names them
         in ``Decision.earlier``.
         """
-        if not replaced:
-            return self._sanitize(text, policy, avoid, disclosed)
-        with self.generalizer.replacing(replaced):
-            return self._sanitize(text, policy, {*avoid, *replaced}, disclosed)
+        # What the thread's earlier messages wrote for a term is written again where it is safe (memory.WROTE).
+        with self.generalizer.writing_as(wrote_in(disclosed)):
+            if not replaced:
+                return self._sanitize(text, policy, avoid, disclosed)
+            with self.generalizer.replacing(replaced):
+                return self._sanitize(text, policy, {*avoid, *replaced}, disclosed)
 
     def _sanitize(
         self, text: str, policy: SanitizePolicy, avoid: Collection[str], disclosed: Collection[str]

@@ -18,6 +18,7 @@ from gateway.model.derived import compound_parts
 from gateway.model.facts import is_ordinal
 from gateway.model.kin import heads_a_phrase, nearest_kin, sense_by_company, text_nouns
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
+from gateway.model.memory import wrote_marker
 from gateway.model.modifiers import OMITTED, is_omitted, omittable
 from gateway.model.records import Entity, SanitizePolicy, Step
 from gateway.model.taxonomy import Generalization, Sense, Taxonomy, Weights, choose_sense_lowered
@@ -135,6 +136,9 @@ class Generalizer:
         # Values an earlier stage replaced (identifiers): never written back, not even inside a phrase,
         # because the check before sending looks for them word by word.
         self._replaced: frozenset[str] = frozenset()
+        # What earlier messages of the thread wrote for each term (memory.wrote_in): the same term is written the
+        # same way across a thread when that is safe here (``_as_written``).
+        self._wrote: Mapping[str, frozenset[str]] = {}
 
     def forget_text(self) -> None:
         """Drop what is kept of the last text read (its words by sentence, its names, its context)."""
@@ -163,6 +167,15 @@ class Generalizer:
             yield
         finally:
             self._replaced = before
+
+    @contextmanager
+    def writing_as(self, wrote: Mapping[str, frozenset[str]]) -> Iterator[None]:
+        """While sanitizing a later message of a thread: ``wrote`` is what its earlier messages wrote for a term."""
+        before, self._wrote = self._wrote, wrote
+        try:
+            yield
+        finally:
+            self._wrote = before
 
     def shows_replaced(self, g: Generalization) -> bool:
         return bool(self._replaced) and not self._replaced.isdisjoint(self.written_keys(g))
@@ -236,6 +249,56 @@ class Generalizer:
             r.chain = [Generalization(term=noun, source=f"name-kind:{kind}"), *self.taxonomy.generalizations(noun)]
         r.omit = policy.omit_modifiers and omittable(tokens, occs, self.taxonomy)
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
+        if self._wrote and r.key in self._wrote:
+            self._as_written(r, surface, senses, entities, policy, forbidden)
+
+    def _as_written(
+        self,
+        r: Risky,
+        surface: str,
+        senses: Sequence[Sense],
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        forbidden: Collection[str],
+    ) -> None:
+        """Write r as the thread's earlier messages wrote the term, when that is safe here and discloses no more.
+
+        Two generalizations of one word in two messages tell a reader the word below both ("liberal" and "ordered"
+        for "progressive"); one that was already read, written again, tells nothing new. Taken when one of the
+        term's chains holds it (in the sense that chain is of), the walk from there finds it (or, where it is not
+        safe here, a later one) safe, and K ties it to no c more than what this text alone would write: the memory
+        only makes a later message stricter. Of several written generalizations the most specific is taken.
+        """
+        cur = r.current
+        if cur is None or is_omitted(cur):
+            return  # redacted or left out alone: stricter than any generalization
+        wanted = {self.key(w) for w in self._wrote[r.key]}
+        if self.key(cur.term) in wanted:
+            return
+
+        def at(chain: Sequence[Generalization]) -> int | None:
+            return next((i for i, g in enumerate(chain) if self.key(g.term) in wanted), None)
+
+        chain, sense, found = r.chain, r.sense, at(r.chain)
+        if found is None and r.sense is not None:
+            # Another sense of the same part of speech: the one the thread's messages read the word in.
+            for s in senses if ".n." in r.sense else self.taxonomy.other_senses(surface):
+                if s.id != r.sense and (i := at(other := self.taxonomy.generalizations(surface, s.id))) is not None:
+                    chain, sense, found = other, s.id, i
+                    break
+        if found is None:
+            return
+        trial = Risky(r.key, r.reason, r.verdict, chain=list(chain), position=found - 1, sense=sense)
+        self.advance(trial, entities, policy, group=None, forbidden=forbidden)
+        new = trial.current
+        if new is None or is_omitted(new) or self.key(new.term) not in wanted:
+            return
+        ratio = self.measure.verdict((self.keys_of(new),), entities, policy.alpha).ratio
+        if ratio > self.measure.verdict((self.keys_of(cur),), entities, policy.alpha).ratio:
+            return
+        r.chain, r.sense, r.position = trial.chain, sense, trial.position
+        r.steps.extend(trial.steps)
+        r.earlier |= {wrote_marker(r.key, w) for w in self._wrote[r.key] if self.key(w) == self.key(new.term)}
 
     def _kin_chain(
         self,

@@ -14,7 +14,10 @@ terms of the sanitized text that could still take part in a group (known to
 K, and at least ``group_floor`` of the way to the threshold on their own) or
 count as a clue towards a later paragraph's evidence (``evidence_floor``,
 evidence.py). The rest can never make a group risky nor add to a sum, and is
-not worth keeping.
+not worth keeping. Beside them, markers that count within the message's
+thread only: the entities it named, its signature of c, and what it wrote
+for each term it generalized (a later message writes the same term the same
+way where that is safe: two generalizations of one word tell a reader the word).
 """
 
 from __future__ import annotations
@@ -94,8 +97,32 @@ def thread_in(disclosed: Iterable[str]) -> frozenset[str]:
     return frozenset(t[len(THREAD) :] for t in disclosed if t.startswith(THREAD))
 
 
+# Remembered too, within the thread: what a message wrote for each term it generalized. A reader who finds
+# "liberal" in one message and "ordered" in the next where the sender wrote "progressive" both times learns
+# the word both are generalizations of; a later message writes a term it generalizes as the thread already
+# wrote it, when that is safe where it stands (Generalizer.start_chain). The terms are the sender's, as a
+# signature's are: sealed with the store key, expired and purged with the message's other terms.
+WROTE = "[wrote "
+
+
+def wrote_marker(key: str, replacement: str) -> str:
+    return f"{WROTE}{key}] {replacement}"
+
+
+def wrote_in(disclosed: Iterable[str]) -> dict[str, frozenset[str]]:
+    """Per term (key), what earlier messages of the thread wrote for it, each as its marker says."""
+    found: dict[str, set[str]] = {}
+    for t in disclosed:
+        if t.startswith(WROTE):
+            key, _, replacement = t[len(WROTE) :].partition("] ")
+            if replacement:
+                found.setdefault(key, set()).add(replacement)
+    return {k: frozenset(v) for k, v in found.items()}
+
+
 def is_marker(term: str) -> bool:
-    """A marker of the memory (a thread's named entity or signature), not a term the message let through."""
+    """A marker of the memory (a thread's named entity, signature or written term), not a term the message let
+    through."""
     return term.startswith("[")
 
 
@@ -144,6 +171,14 @@ class Memory:
         return tuple(dict.fromkeys(m for t, m in self.first.items() if t in wanted))
 
 
+def written(result: SanitizeResult) -> tuple[tuple[str, str], ...]:
+    """What a sanitized text wrote for each term it generalized, in the order of its decisions: not its coarsened
+    facts (a number's range is no generalization of a term), nor an identifier (never remembered as itself)."""
+    return tuple((d.term, d.replacement) for d in result.decisions
+                 if d.replacement and d.action == "generalize" and d.kind is None and d.reason != "fact"
+                 and "[" not in d.term)  # fmt: skip
+
+
 def named_entities(result: SanitizeResult) -> frozenset[str]:
     """The entities a sanitized text named (its names and their derived forms, replaced)."""
     return frozenset(d.entity for d in result.decisions if d.reason in NAMING and d.entity)
@@ -156,12 +191,15 @@ def disclosed_terms(
     *,
     named: Iterable[str] = (),
     signature: Iterable[tuple[str, Iterable[str]]] = (),
+    wrote: Iterable[tuple[str, str]] = (),
 ) -> tuple[str, ...]:
     """The terms of ``text`` (a sanitized output) that a later group could build on, riskiest first; then a
-    marker for each entity of the policy in ``named`` (the ones the original text named), and one for each
-    term of its ``signature`` of an entity of the policy (SanitizeResult.signature)."""
+    marker for each entity of the policy in ``named`` (the ones the original text named), one for each
+    term of its ``signature`` of an entity of the policy (SanitizeResult.signature), and one for each
+    (term, generalization) the text was written with (``written``)."""
     markers = tuple(named_marker(e) for e in policy.entities if e in set(named))
     markers += tuple(signature_marker(e, k) for e, keys in signature if e in policy.entities for k in sorted(keys))
+    markers += tuple(dict.fromkeys(wrote_marker(k, g) for k, g in wrote))
     if not text.strip():
         return markers
     entities = engine.entities_of(policy)
