@@ -91,3 +91,22 @@ def test_the_taxonomy_does_not_import_nltk() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_has_senses_is_whether_there_are_senses_without_parsing_a_synset() -> None:
+    # A fresh WordNet (its senses not asked before): has_senses parses nothing and keeps no senses; senses() does.
+    wn = WordNet()
+    reader = wn._wn
+    assert isinstance(reader, WordNetReader)
+    words = [*list(reader.all_lemma_names())[::53], "causes", "running", "best", "fast", "glasses", "lives",
+             "agreeable", "opioids", "thanks", "regards", "court", "mostly", "zzzyx", "u.s.", "o'brien"]  # fmt: skip
+    reader._synsets.clear()  # the reader is shared with the other tests: its cache, emptied, must stay so
+    answers = [wn.has_senses(w) for w in words]
+    assert len(reader._synsets) == 0 and len(wn._sense_lists) == 0
+    assert answers == [bool(wn.senses(w)) for w in words]
+    # Both ways out are taken: words that are mostly something else than a noun though they have noun senses
+    # ("causes", "fast"), and nouns.
+    assert 0 < sum(answers) < len(answers)
+    assert any(not a and reader.has_synset(w, "n") for w, a in zip(words, answers, strict=True))
+    satellites = sum(1 for w in words for s in reader.synsets(w) if s.pos() == "s")
+    assert satellites > 50  # the sense keys that name a head synset are exercised

@@ -317,7 +317,7 @@ class Generalizer:
             return
         nouns = self._nouns
         if nouns is None or nouns[0] is not tokens:
-            nouns = self._nouns = (tokens, text_nouns(tokens, lambda w: bool(self.taxonomy.senses(w))))
+            nouns = self._nouns = (tokens, text_nouns(tokens, self.taxonomy.has_senses))
         kin = nearest_kin(r.key, nouns[1], self.measure, policy.alpha)
         if kin is None:
             return

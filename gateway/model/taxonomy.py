@@ -43,6 +43,10 @@ class Taxonomy(Protocol):
         """Noun senses of ``term``."""
         ...
 
+    def has_senses(self, term: str) -> bool:
+        """``bool(senses(term))``, where that is cheaper to know than the senses themselves."""
+        ...
+
     def other_senses(self, term: str) -> list[Sense]:
         """Verb and adjective senses of a word, for where it is not used as a noun."""
         ...
@@ -67,6 +71,9 @@ class ChainedTaxonomy:
             if found:
                 return found
         return []
+
+    def has_senses(self, term: str) -> bool:
+        return any(tax.has_senses(term) for tax in self._taxonomies)
 
     def other_senses(self, term: str) -> list[Sense]:
         for tax in self._taxonomies:

@@ -72,6 +72,9 @@ class OrgTaxonomy:
         name = self._display[k]
         return [Sense(id=f"org:{k}", lemmas=(name,), gloss=self._display[self._parent[k]], proper=name[:1].isupper())]
 
+    def has_senses(self, term: str) -> bool:
+        return key_of(term, self._lemmatize) in self._parent
+
     def other_senses(self, term: str) -> list[Sense]:
         return []  # an organisation's taxonomy names things
 

@@ -329,6 +329,55 @@ class WordNetReader:
                         total += 0 if i_count < 0 else int(bytes(self._sense_counts.value(i_count)))
         return LemmaSummary(named, lower, capitalised, total)
 
+    def part_counts(self, word: str) -> tuple[int, int] | None:
+        """The sense counts of ``word``'s base forms in its noun synsets and in its other synsets (every synset
+        ``synsets(word)`` gives; a lemma counts where it is named as a base form of its synset's part of speech),
+        read from the data lines without parsing a synset: whether a word is mostly a noun is asked of every noun
+        of a text (kin.py), and parsed synsets are kept (about 2 KB each). None where a satellite's head cannot be
+        read."""
+        word = word.lower()
+        index = self._lemma_pos_offset_map
+        bases = {p: {word, *self._morphy(word, p)} for p in POS_LIST}
+        counts = [0, 0]
+        for p in POS_LIST:
+            data = self._data_file(p)
+            for form in self._morphy(word, p):
+                for offset in index[form].get(p, []):
+                    end = data.find(b"\n", offset)
+                    line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
+                    if line[:8] != f"{offset:08d}":
+                        continue  # synset_from_pos_and_offset finds no synset there
+                    _offset, lexname, ss_type, n_hex, rest = line.split(" ", 4)
+                    base = bases["a" if ss_type == "s" else ss_type]
+                    n_lemmas = int(n_hex, 16)
+                    fields = rest.split(" ", 2 * n_lemmas)
+                    head: str | None = ":"  # no head: "name%pos:lexname:id::"
+                    if ss_type == "s":  # the key names the head: the first lemma of the first similar synset
+                        head = None
+                    for i in range(0, 2 * n_lemmas, 2):
+                        name = _lemma_name(fields[i])
+                        if name.lower() not in base:
+                            continue
+                        if head is None:
+                            head = self._head_of(fields[-1])
+                            if head is None:
+                                return None
+                        key = f"{name}%{_POS_NUMBERS[ss_type]}:{int(lexname):02d}:{int(fields[i + 1], 16):02d}:{head}"
+                        i_count = self._sense_counts.id_of(key.lower())
+                        counts[ss_type != "n"] += 0 if i_count < 0 else int(bytes(self._sense_counts.value(i_count)))
+        return counts[0], counts[1]
+
+    def has_synset(self, word: str, pos: str) -> bool:
+        """``bool(synsets(word, pos))``, without parsing one."""
+        word = word.lower()
+        index = self._lemma_pos_offset_map
+        data = self._data_file(pos)
+        for form in self._morphy(word, pos):
+            for offset in index[form].get(pos, []):
+                if data[offset : offset + 8] == f"{offset:08d}".encode():
+                    return True
+        return False
+
     def _head_of(self, pointers: str) -> str | None:
         """ "name:lex_id" of a satellite's head, from the pointer fields of its data line (``Synset._parse``)."""
         fields = pointers.split(" ")

@@ -97,6 +97,8 @@ def prepare_data_root(root: Path, source: Path = DEBIAN_WORDNET) -> Path:
 _LOAD_LOCK = threading.Lock()
 # Words whose senses (and chains) a worker keeps: a few MB; a text's words, round after round.
 ANSWER_CACHE = 4_000
+# Words has_senses answered (about 100 bytes each): a worker's everyday nouns.
+NOUN_CACHE = 10_000
 # nltk parses every index file into a dict of dicts at start (1-3 s, ~80 MB per
 # process) and binary-searches cntlist.rev on disk for every lemma count. We do
 # that once, and lay the result out for memory-mapping beside the database.
@@ -242,6 +244,7 @@ class WordNet:
         # chains again for every occurrence, round and paragraph that lowers it.
         self._sense_lists: BoundedCache[tuple[str, str], tuple[Sense, ...]] = BoundedCache(ANSWER_CACHE)
         self._chains: BoundedCache[tuple[str, str | None], tuple[Generalization, ...]] = BoundedCache(ANSWER_CACHE)
+        self._nouns: BoundedCache[str, bool] = BoundedCache(NOUN_CACHE)  # has_senses' answers
 
     # -- lemmatizer ---------------------------------------------------------
     def lemmatize(self, word: str) -> str:
@@ -296,6 +299,27 @@ class WordNet:
     # -- taxonomy -----------------------------------------------------------
     def senses(self, term: str) -> list[Sense]:
         return list(self._sense_lists.get(("n", term), self._sense_list))
+
+    def has_senses(self, term: str) -> bool:
+        """``bool(senses(term))``. Asked of every noun of a text whose kin is sought (kin.py): for a word WordNet's
+        prepared tables hold, answered from the data lines without parsing a synset or building its senses (both
+        kept: 2 KB a synset, a worker's memory filled with the nouns of its mail)."""
+        known = self._sense_lists.peek(("n", term))
+        if known is not None:
+            return bool(known)
+        if " " in term or not isinstance(self._wn, WordNetReader):
+            return bool(self.senses(term))
+        return self._nouns.get(term, self._has_senses)
+
+    def _has_senses(self, term: str) -> bool:
+        reader = self._wn
+        assert isinstance(reader, WordNetReader)  # has_senses asks nltk's reader through senses()
+        with self._lock:
+            counts = reader.part_counts(term)
+            if counts is None:  # a satellite's head unread: as senses() reads it
+                return bool(self._senses(term))
+            noun, other = counts
+            return other <= noun and reader.has_synset(term, "n")
 
     def _sense_list(self, question: tuple[str, str]) -> tuple[Sense, ...]:
         pos, term = question
