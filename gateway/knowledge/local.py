@@ -12,10 +12,10 @@ import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,7 @@ from gateway.mapped import KeyTable, MappedFile
 from gateway.model.terms import MAX_PHRASE_TOKENS, NORMALIZATION_VERSION
 
 DEFAULT_INDEX_NAME = "wikipedia-20k.sgidx"
+_Item = TypeVar("_Item", bound=np.generic)
 
 
 def default_index_path() -> Path:
@@ -96,7 +97,44 @@ class LocalIndex:
         return ids, np.frombuffer(self._bounds, dtype=np.uint64) // 4
 
     def document_frequencies(self) -> npt.NDArray[np.uint32]:
-        return (np.diff(np.frombuffer(self._bounds, dtype=np.uint64)) // 4).astype(np.uint32)
+        return self.shared_table(
+            "df", np.uint32, lambda: (np.diff(np.frombuffer(self._bounds, dtype=np.uint64)) // 4).astype(np.uint32)
+        )
+
+    def shared_table(
+        self, name: str, dtype: type[_Item], compute: Callable[[], npt.NDArray[_Item]]
+    ) -> npt.NDArray[_Item]:
+        """A table of one value per term, computed from K once and kept in a file beside it, mapped read-only: its
+        pages are shared by every worker, as K's are, instead of being each worker's own memory (the clean-text
+        test's tables: 5 MB a worker). ``name`` says everything the table depends on besides K; the file's name
+        holds it with K's own size and time, so a rebuilt K is never read with an older table. Computed in memory
+        where the file can be neither read nor written."""
+        path = self._mapped.path
+        if path is None:
+            return compute()
+        try:
+            st = path.stat()
+        except OSError:
+            return compute()
+        tag = f"{name}\n{st.st_size}\n{st.st_mtime_ns}\n{np.dtype(dtype).str}"
+        digest = hashlib.sha256(tag.encode("utf-8")).hexdigest()[:20]
+        cache = path.with_name(f"{path.stem}.table-{digest}.bin")
+        try:
+            found = np.memmap(cache, dtype=dtype, mode="r")
+            if len(found) == len(self._terms):
+                return found
+        except (OSError, ValueError):
+            pass
+        table = compute()
+        tmp = cache.with_name(f"{cache.name}.tmp{os.getpid()}")
+        try:
+            table.tofile(tmp)
+            tmp.replace(cache)
+            found = np.memmap(cache, dtype=dtype, mode="r")
+        except (OSError, ValueError):
+            tmp.unlink(missing_ok=True)  # a read-only K: kept in memory, computed again by the next process
+            return table
+        return found if len(found) == len(table) else table
 
     def cooccurrences(self, keys: Collection[str]) -> npt.NDArray[np.uint32]:
         """For every term id, the documents holding it and any of ``keys``: one pass over all postings.

@@ -42,7 +42,7 @@ import enum
 import itertools
 import math
 import threading
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -70,6 +70,13 @@ class WholeKnowledge(Protocol):
 
     def cooccurrences(self, keys: Collection[str]) -> npt.NDArray[np.uint32]:
         """For every term id, the documents holding it and any of ``keys``."""
+        ...
+
+    def shared_table(
+        self, name: str, dtype: type[np.float64], compute: Callable[[], npt.NDArray[np.float64]]
+    ) -> npt.NDArray[np.float64]:
+        """``compute()``, a value per term, kept where every worker reads the same pages (``name`` says what it
+        depends on besides K)."""
         ...
 
 
@@ -147,25 +154,42 @@ class CleanTextFilter:
 
     def _build(self, entities: Sequence[Entity], alpha: float) -> _PolicyTable:
         n = self._k.n_docs
-        m = self._estimator.prior_weight
-        n_t = self._frequencies().astype(np.float64)
-        best = np.full(len(n_t), -np.inf)
         coocs, p_cs, thresholds = [], [], []
         by_entity: dict[Entity, npt.NDArray[np.uint32]] = {}
         for e in entities:
             if e.n_docs == 0 or n == 0:
                 continue  # an entity K never saw discloses nothing (the engine's PMI is -inf)
             counts = self._k.cooccurrences(e.keys)
-            p_c = e.n_docs / n
-            with np.errstate(divide="ignore"):
-                pmi = np.log(((counts.astype(np.float64) + m * p_c) / (n_t + m)) / p_c)
-            np.maximum(best, pmi / (e.ic / alpha), out=best)
             coocs.append(counts)
             by_entity[e] = counts
-            p_cs.append(p_c)
+            p_cs.append(e.n_docs / n)
             thresholds.append(e.ic / alpha)
-        best[self._frequencies() < self._estimator.min_support] = -np.inf
+        # The table is a function of K, the entities' keys, documents and IC, alpha and the estimator: shared
+        # by the workers beside K (3 MB each) under a name that holds all of them.
+        m, min_support = self._estimator.prior_weight, self._estimator.min_support
+        name = "ratios v1\n" + repr(
+            (
+                [(sorted(e.keys), e.n_docs, e.ic.hex()) for e in entities if e.n_docs and n],
+                alpha.hex(),
+                float(m).hex(),
+                min_support,
+            )
+        )
+        best = self._k.shared_table(name, np.float64, lambda: self._ratios(coocs, p_cs, thresholds))
         return _PolicyTable(best, tuple(coocs), tuple(p_cs), tuple(thresholds), by_entity)
+
+    def _ratios(
+        self, coocs: Sequence[npt.NDArray[np.uint32]], p_cs: Sequence[float], thresholds: Sequence[float]
+    ) -> npt.NDArray[np.float64]:
+        m = self._estimator.prior_weight
+        n_t = self._frequencies().astype(np.float64)
+        best = np.full(len(n_t), -np.inf)
+        for counts, p_c, threshold in zip(coocs, p_cs, thresholds, strict=True):
+            with np.errstate(divide="ignore"):
+                pmi = np.log(((counts.astype(np.float64) + m * p_c) / (n_t + m)) / p_c)
+            np.maximum(best, pmi / threshold, out=best)
+        best[self._frequencies() < self._estimator.min_support] = -np.inf
+        return best
 
     def _at_floor(self, entities: Sequence[Entity], alpha: float, floor: float) -> dict[str, int]:
         """Key -> its id when its ratio reaches ``floor``, else -1, as found so far: a stream's memory is walked
