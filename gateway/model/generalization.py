@@ -250,45 +250,32 @@ class Generalizer:
         r.omit = policy.omit_modifiers and omittable(tokens, occs, self.taxonomy)
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
         if self._wrote and r.key in self._wrote:
-            self._as_written(r, surface, senses, entities, policy, forbidden)
+            self._as_written(r, entities, policy, forbidden)
 
     def _as_written(
         self,
         r: Risky,
-        surface: str,
-        senses: Sequence[Sense],
         entities: Sequence[Entity],
         policy: SanitizePolicy,
         forbidden: Collection[str],
     ) -> None:
-        """Write r as the thread's earlier messages wrote the term, when that is safe here and discloses no more.
+        """Write r as the thread's earlier messages wrote the term, when that generalizes what this text writes.
 
         Two generalizations of one word in two messages tell a reader the word below both ("liberal" and "ordered"
-        for "progressive"); one that was already read, written again, tells nothing new. Taken when one of the
-        term's chains holds it (in the sense that chain is of), the walk from there finds it (or, where it is not
-        safe here, a later one) safe, and K ties it to no c more than what this text alone would write: the memory
-        only makes a later message stricter. Of several written generalizations the most specific is taken.
+        for "progressive"); one that was already read, written again, tells nothing new. Taken only further along
+        r's own chain than what the message alone writes (a generalization of it, in the same sense), when the walk
+        from there finds it safe and K ties it to no c more: the memory only makes a later message stricter. A
+        write in another sense is not taken: that chain's words may say more of c than this one's, and the sense
+        is the one the text gives the word. Of several written generalizations the most specific is taken.
         """
         cur = r.current
         if cur is None or is_omitted(cur):
             return  # redacted or left out alone: stricter than any generalization
         wanted = {self.key(w) for w in self._wrote[r.key]}
-        if self.key(cur.term) in wanted:
+        found = next((i for i, g in enumerate(r.chain) if self.key(g.term) in wanted), None)
+        if found is None or found <= r.position:
             return
-
-        def at(chain: Sequence[Generalization]) -> int | None:
-            return next((i for i, g in enumerate(chain) if self.key(g.term) in wanted), None)
-
-        chain, sense, found = r.chain, r.sense, at(r.chain)
-        if found is None and r.sense is not None:
-            # Another sense of the same part of speech: the one the thread's messages read the word in.
-            for s in senses if ".n." in r.sense else self.taxonomy.other_senses(surface):
-                if s.id != r.sense and (i := at(other := self.taxonomy.generalizations(surface, s.id))) is not None:
-                    chain, sense, found = other, s.id, i
-                    break
-        if found is None:
-            return
-        trial = Risky(r.key, r.reason, r.verdict, chain=list(chain), position=found - 1, sense=sense)
+        trial = Risky(r.key, r.reason, r.verdict, chain=list(r.chain), position=found - 1, sense=r.sense)
         self.advance(trial, entities, policy, group=None, forbidden=forbidden)
         new = trial.current
         if new is None or is_omitted(new) or self.key(new.term) not in wanted:
@@ -296,7 +283,7 @@ class Generalizer:
         ratio = self.measure.verdict((self.keys_of(new),), entities, policy.alpha).ratio
         if ratio > self.measure.verdict((self.keys_of(cur),), entities, policy.alpha).ratio:
             return
-        r.chain, r.sense, r.position = trial.chain, sense, trial.position
+        r.position = trial.position
         r.steps.extend(trial.steps)
         r.earlier |= {wrote_marker(r.key, w) for w in self._wrote[r.key] if self.key(w) == self.key(new.term)}
 
