@@ -12,6 +12,7 @@ two on every noun lemma and a sample of the rest. nltk still prepares the tables
 
 from __future__ import annotations
 
+import gc
 import mmap
 import re
 import threading
@@ -37,7 +38,7 @@ _QUOTED = re.compile(r"[\"].*?[\"]")
 _MARKER = re.compile(r"(.*?)(\([^()]*\))?$")
 # Synsets kept parsed (about 2 KB each): the taxonomy keeps its answers per word above them (wordnet.py),
 # so a worker that reads a few thousand synsets a day need not keep them all.
-_MAX_SYNSETS = 4_000
+_MAX_SYNSETS = 2_000
 # Lemmas kept decoded (a dict of lists, about 500 bytes each): the senses above them are cached per word too.
 _MAX_DECODED = 10_000
 
@@ -404,6 +405,9 @@ class WordNetReader:
         with self._lock:
             if len(self._synsets) >= _MAX_SYNSETS:
                 self._synsets.clear()
+                # A synset and its lemmas refer to each other: dropped, they are garbage only a full collection
+                # frees, which a worker runs rarely (heap.py), while the cache fills again beside them.
+                gc.collect()
             self._synsets[cache_key] = found
         return found
 
