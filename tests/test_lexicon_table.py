@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from archive import archive_texts
 
 from gateway.taxonomy.lexicon import WordNetLexicon, class_keys, prepare_word_classes, table_name
@@ -70,5 +71,26 @@ def test_a_table_that_is_missing_or_made_by_other_code_is_not_read(wordnet: Word
     assert WordNetLexicon(wordnet, table=tmp_path / "missing.sgmap")._table is None
     (tmp_path / "garbage.sgmap").write_bytes(b"not a table")
     assert WordNetLexicon(wordnet, table=tmp_path / "garbage.sgmap")._table is None
-    # The default table's name carries a digest of the code its answers come from.
+    # The default table's name carries a digest of the code and the words its answers come from.
     assert re.fullmatch(r"sanigate-wordclasses\.[0-9a-f]{16}\.sgmap", table_name())
+
+
+def test_the_tables_name_follows_what_its_answers_come_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gateway.taxonomy import lexicon
+
+    before = table_name()
+    monkeypatch.setattr(lexicon, "COMMON_COUNT", lexicon.COMMON_COUNT + 1)
+    table_name.cache_clear()
+    try:
+        assert table_name() != before  # another threshold: other answers, another table
+    finally:
+        monkeypatch.undo()
+        table_name.cache_clear()
+    assert table_name() == before
+    # Compiled code, not its file: the same functions give the same name in another process.
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "from gateway.taxonomy.lexicon import table_name; print(table_name())"],
+                         capture_output=True, text=True, check=True)  # fmt: skip
+    assert out.stdout.strip() == before

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import threading
+import types
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
@@ -59,12 +60,27 @@ _CLASSES: dict[int, WordClass] = {code[0]: cls for cls, code in _CODES.items()}
 @functools.cache
 def table_name() -> str:
     """The table's file name, with a digest of the code and words its answers come from: a table made by other
-    code is not read (and ``prepare_word_classes`` makes a new one)."""
+    code is not read (and ``prepare_word_classes`` makes a new one). The code is digested as compiled (its
+    instructions, names and constants), so an edit elsewhere in these modules, or of a comment, keeps the table;
+    the rest of WordNet's reader is held to nltk's answers by tests/test_wnreader.py."""
     digest = hashlib.blake2b(digest_size=8)
-    for source in (__file__, wnreader.__file__):
-        digest.update(Path(source).read_bytes())
-    digest.update(" ".join(sorted(STOPWORDS)).encode("utf-8"))
+    functions = (WordNetLexicon._classify_key, WordNetLexicon._ordinary_key, class_keys, WordNetReader.lemma_summary,
+                 WordNetReader.lemmas, WordNetReader.morphy, WordNetReader._morphy)  # fmt: skip
+    for function in functions:
+        _digest_code(digest, function.__code__)
+    for words in (STOPWORDS, _FUNCTION_WORDS, wnreader._SUBSTITUTIONS.items(), [COMMON_COUNT]):
+        digest.update(repr(sorted(words)).encode("utf-8"))
     return f"sanigate-wordclasses.{digest.hexdigest()}.sgmap"
+
+
+def _digest_code(digest: Any, code: types.CodeType) -> None:
+    digest.update(code.co_code)
+    digest.update(repr(code.co_names).encode("utf-8"))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _digest_code(digest, const)  # a comprehension's or lambda's own code
+        else:
+            digest.update(repr(const).encode("utf-8"))
 
 
 def _key(word: str) -> str:
