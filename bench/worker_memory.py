@@ -8,7 +8,10 @@ under the us-medical policy, and reports its anonymous memory (the worker's own;
 are mapped files) from /proc/self/smaps_rollup after each stage. The messages are written to a
 temporary folder by a child process first, so that reading them leaves nothing in this one.
 ``--skip-large`` leaves out messages of 1 MB or more (the archive has one, whose PDF gives a text
-of 42,000 tokens). No stream memory: bench_gateway.py measures a whole gateway's workers.
+of 42,000 tokens). ``--stream-memory``: each message is judged with what a real SQLite store's stream
+memory recalls (one stream, every message remembered once delivered, in order), as the gateway's front
+hands it to a worker; ``--rounds N`` sends the share N times, as bench_gateway.py's three rounds do.
+Without them, no stream memory: bench_gateway.py measures a whole gateway's workers.
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=750)
     ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--stream-memory", action="store_true")
+    ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--dump", type=Path, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.dump:
@@ -64,22 +69,36 @@ def main() -> int:
         files = sorted(folder.iterdir())[: 2 * args.messages : 2]
         if args.skip_large:
             files = [f for f in files if f.stat().st_size < 1_000_000]
+        files *= args.rounds
         from bench_gateway import config
 
+        from gateway import streams
         from gateway.config import load_config
+        from gateway.store import open_store
         from gateway.worker import check_policies, init_worker, sanitize_message
 
         stages.append(("imports", anonymous_mb()))
         cfg = load_config(config(folder, 25, True))
+        store = open_store(cfg.store) if args.stream_memory else None
         init_worker(cfg.engine)
         policies = cfg.policies_for("someone@example.org")
         check_policies(policies)
         stages.append(("engine ready", anonymous_mb()))
         started = time.process_time()
         children = _children_cpu()
-        marks = {10, 100, 300, len(files)}
+        marks = {10, 100, 300, 750, len(files)}
+        sender, recipients = "list@example.org", ["someone@example.org"]
         for i, f in enumerate(files, 1):
-            sanitize_message(f.read_bytes(), policies, f.name)
+            data = f.read_bytes()
+            if store is None:
+                sanitize_message(data, policies, f.name)
+            else:
+                thread = streams.thread_for(data, policies)
+                memory = streams.recall(store, policies, sender=sender, recipients=recipients, thread=thread)
+                result = sanitize_message(data, policies, f"m{i}", memory=memory)
+                if result.verdict == "forward" and result.disclosed:
+                    streams.remember(store, message_id=f"m{i}", sender=sender, recipients=recipients,
+                                     thread=thread, disclosed=result.disclosed)  # fmt: skip
             if i in marks:
                 stages.append((f"after {i} messages", anonymous_mb()))
         cpu = time.process_time() - started

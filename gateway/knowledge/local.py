@@ -122,7 +122,7 @@ class LocalIndex:
         try:
             found = np.memmap(cache, dtype=dtype, mode="r")
             if len(found) == len(self._terms):
-                return found
+                return _plain(found)
         except (OSError, ValueError):
             pass
         table = compute()
@@ -134,7 +134,7 @@ class LocalIndex:
         except (OSError, ValueError):
             tmp.unlink(missing_ok=True)  # a read-only K: kept in memory, computed again by the next process
             return table
-        return found if len(found) == len(table) else table
+        return _plain(found) if len(found) == len(table) else table
 
     def cooccurrences(self, keys: Collection[str]) -> npt.NDArray[np.uint32]:
         """For every term id, the documents holding it and any of ``keys``: one pass over all postings.
@@ -246,6 +246,12 @@ class LocalIndex:
         for bm in maps[2:-1]:
             acc &= bm
         return int(acc.intersection_cardinality(maps[-1]))
+
+
+def _plain(mapped: np.memmap[Any, np.dtype[_Item]]) -> npt.NDArray[_Item]:
+    """The mapped table as a plain array over the same pages: np.memmap's indexing is a Python method, and the
+    clean-text test reads one element at a time, for every term of every text."""
+    return mapped.view(np.ndarray)
 
 
 def _bitmap_bytes(bm: FrozenBitMap) -> int:
