@@ -137,3 +137,23 @@ def test_counts_with_an_entity_are_the_intersections_once_its_cooccurrences_are_
     assert {key: k.count([frozenset({key}), entity]) for key in keys} == by_bitmaps
     assert {key: k.count([entity, frozenset({key})]) for key in keys} == by_bitmaps
     assert by_bitmaps["antiretroviral"] == 3
+
+
+def test_shared_tables_beside_k_are_kept_to_the_most_recently_used(
+    tiny_index_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway.knowledge.local import MAX_SHARED_TABLES
+
+    monkeypatch.setattr(prepared, "IN_MEMORY_BELOW", 0)  # the tiny K mapped from a file, as the shipped one is
+    k = LocalIndex(tiny_index_path, cache_dir=tmp_path)
+    assert k.mapped_path is not None
+    n = len(read_index(tiny_index_path).vocab)
+
+    def table(i: int) -> np.ndarray:
+        return k.shared_table(f"test {i}", np.float64, lambda: np.full(n, float(i)))
+
+    for i in range(MAX_SHARED_TABLES + 3):
+        assert table(i)[0] == i
+    files = list(k.mapped_path.parent.glob(f"{k.mapped_path.stem}.table-*.bin"))
+    assert len(files) == MAX_SHARED_TABLES  # one file per name ever asked for, without the pruning
+    assert table(0)[0] == 0 and table(MAX_SHARED_TABLES + 2)[0] == MAX_SHARED_TABLES + 2  # computed again / read

@@ -8,6 +8,7 @@ bitmaps (unions first for the alternatives of one conjunct).
 from __future__ import annotations
 
 import array
+import contextlib
 import hashlib
 import os
 import threading
@@ -122,6 +123,8 @@ class LocalIndex:
         try:
             found = np.memmap(cache, dtype=dtype, mode="r")
             if len(found) == len(self._terms):
+                with contextlib.suppress(OSError):
+                    os.utime(cache)  # in use: the newest are the ones kept (_prune_tables)
                 return _plain(found)
         except (OSError, ValueError):
             pass
@@ -134,6 +137,7 @@ class LocalIndex:
         except (OSError, ValueError):
             tmp.unlink(missing_ok=True)  # a read-only K: kept in memory, computed again by the next process
             return table
+        _prune_tables(path)
         return _plain(found) if len(found) == len(table) else table
 
     def cooccurrences(self, keys: Collection[str]) -> npt.NDArray[np.uint32]:
@@ -246,6 +250,24 @@ class LocalIndex:
         for bm in maps[2:-1]:
             acc &= bm
         return int(acc.intersection_cardinality(maps[-1]))
+
+
+# Shared tables kept beside a K (3.4 MB each for the shipped K: one per policy's entities and alpha, and K's
+# document frequencies): every policy a gateway loads, and those of reloads and evaluations, without filling
+# the disk with one file per alpha ever tried.
+MAX_SHARED_TABLES = 32
+
+
+def _prune_tables(path: Path) -> None:
+    """Remove all but the ``MAX_SHARED_TABLES`` most recently used tables beside ``path``. A process that has one
+    mapped keeps reading it (the mapping holds the file); a worker started later computes it again."""
+    tables = []
+    for f in path.parent.glob(f"{path.stem}.table-*.bin"):
+        with contextlib.suppress(OSError):
+            tables.append((f.stat().st_mtime_ns, f))
+    tables.sort(reverse=True)
+    for _mtime, f in tables[MAX_SHARED_TABLES:]:
+        f.unlink(missing_ok=True)
 
 
 def _plain(mapped: np.memmap[Any, np.dtype[_Item]]) -> npt.NDArray[_Item]:
