@@ -71,13 +71,18 @@ def signature_marker(entity: str, key: str) -> str:
 
 def signature_in(disclosed: Iterable[str]) -> dict[str, frozenset[str]]:
     """Per entity, the signature terms earlier messages of the thread remembered."""
+    return _marked_in(disclosed, SIGNATURE)
+
+
+def _marked_in(disclosed: Iterable[str], prefix: str) -> dict[str, frozenset[str]]:
+    """Per name, the values of the ``{prefix}name] value`` markers in ``disclosed``."""
     found: dict[str, set[str]] = {}
     for t in disclosed:
-        if t.startswith(SIGNATURE):
-            entity, _, key = t[len(SIGNATURE) :].partition("] ")
-            if key:
-                found.setdefault(entity, set()).add(key)
-    return {e: frozenset(keys) for e, keys in found.items()}
+        if t.startswith(prefix):
+            name, _, value = t[len(prefix) :].partition("] ")
+            if value:
+                found.setdefault(name, set()).add(value)
+    return {name: frozenset(values) for name, values in found.items()}
 
 
 # Remembered for a message of the same thread, beside the term itself: a term one of the thread's earlier messages
@@ -111,13 +116,7 @@ def wrote_marker(key: str, replacement: str) -> str:
 
 def wrote_in(disclosed: Iterable[str]) -> dict[str, frozenset[str]]:
     """Per term (key), what earlier messages of the thread wrote for it, each as its marker says."""
-    found: dict[str, set[str]] = {}
-    for t in disclosed:
-        if t.startswith(WROTE):
-            key, _, replacement = t[len(WROTE) :].partition("] ")
-            if replacement:
-                found.setdefault(key, set()).add(replacement)
-    return {k: frozenset(v) for k, v in found.items()}
+    return _marked_in(disclosed, WROTE)
 
 
 def is_marker(term: str) -> bool:
