@@ -301,12 +301,9 @@ class WordNetReader:
         total = named = lower = capitalised = 0
         for p in POS_LIST:
             for form in self._morphy(lemma, p):
-                data = self._data_file(p)
                 for offset in index[form].get(p, []):
-                    end = data.find(b"\n", offset)
-                    line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
-                    if line[:8] != f"{offset:08d}":
-                        continue  # synset_from_pos_and_offset finds no synset there
+                    if (line := self._line_at(p, offset)) is None:
+                        continue
                     _offset, lexname, ss_type, n_hex, rest = line.split(" ", 4)
                     n_lemmas = int(n_hex, 16)
                     fields = rest.split(" ", 2 * n_lemmas)
@@ -341,13 +338,10 @@ class WordNetReader:
         bases = {p: {word, *self._morphy(word, p)} for p in POS_LIST}
         counts = [0, 0]
         for p in POS_LIST:
-            data = self._data_file(p)
             for form in self._morphy(word, p):
                 for offset in index[form].get(p, []):
-                    end = data.find(b"\n", offset)
-                    line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
-                    if line[:8] != f"{offset:08d}":
-                        continue  # synset_from_pos_and_offset finds no synset there
+                    if (line := self._line_at(p, offset)) is None:
+                        continue
                     _offset, lexname, ss_type, n_hex, rest = line.split(" ", 4)
                     base = bases["a" if ss_type == "s" else ss_type]
                     n_lemmas = int(n_hex, 16)
@@ -384,11 +378,8 @@ class WordNetReader:
         fields = pointers.split(" ")
         for i in range(1, 1 + 4 * int(fields[0]), 4):
             if fields[i] == "&" and fields[i + 3] == "0000":
-                pos, offset = fields[i + 2], int(fields[i + 1])
-                data = self._data_file(pos)
-                end = data.find(b"\n", offset)
-                line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
-                if line[:8] != f"{offset:08d}":
+                line = self._line_at(fields[i + 2], int(fields[i + 1]))
+                if line is None:
                     return None
                 first, lex_id = line.split(" ", 6)[4:6]
                 return f"{_lemma_name(first)}:{int(lex_id, 16):02d}"
@@ -398,10 +389,8 @@ class WordNetReader:
         cache_key = (pos, offset)
         if cache_key in self._synsets:
             return self._synsets[cache_key]
-        data = self._data_file(pos)
-        end = data.find(b"\n", offset)
-        line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
-        found = self._parse(line) if line[:8] == f"{offset:08d}" else None
+        line = self._line_at(pos, offset)
+        found = None if line is None else self._parse(line)
         with self._lock:
             if len(self._synsets) >= _MAX_SYNSETS:
                 self._synsets.clear()
@@ -412,6 +401,13 @@ class WordNetReader:
         return found
 
     # -- the database -------------------------------------------------------
+    def _line_at(self, pos: str, offset: int) -> str | None:
+        """The data line of the synset at ``offset``; None where no synset's line starts there."""
+        data = self._data_file(pos)
+        end = data.find(b"\n", offset)
+        line = data[offset : end if end >= 0 else len(data)].decode("utf-8")
+        return line if line[:8] == f"{offset:08d}" else None
+
     def _data_file(self, pos: str) -> mmap.mmap:
         name = _FILES[pos]
         found = self._data.get(name)
