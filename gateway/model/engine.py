@@ -124,7 +124,7 @@ class Engine:
         self.knowledge = knowledge
         # Later rounds re-read only what an edit changed (incremental.py); False re-judges the whole
         # text every round (the reference the incremental engine is tested against).
-        self.incremental = incremental
+        self._incremental = incremental
         self.taxonomy = taxonomy
         self.language = language
         self._synonyms = synonyms
@@ -144,6 +144,16 @@ class Engine:
         self.generalizer = Generalizer(taxonomy, self.measure, self.key, names=names)
         self.detector = Detector(self.measure, self.generalizer, self.key)
         self.evidence = Accumulator(self.measure, self.generalizer)
+        self.evidence.incremental = incremental
+
+    @property
+    def incremental(self) -> bool:
+        return self._incremental
+
+    @incremental.setter
+    def incremental(self, on: bool) -> None:
+        self._incremental = on
+        self.evidence.incremental = on  # its units found below their budget (evidence._Below)
 
     def forget_texts(self) -> None:
         """Drop what is kept of the last texts (their tokens, for the next reading of the same text): called
@@ -226,7 +236,7 @@ class Engine:
         text_named: set[str] = set()  # filled by the rounds: later rounds no longer hold the name
         thread_terms = thread_in(disclosed)  # what the thread's own earlier messages let through: judged with first
         disclosed = [k for k in disclosed if not is_marker(k)]
-        self.evidence.second_order.clear()  # this text's signature is read by its first round
+        self.evidence.second_order.new_text()  # this text's signature is read by its first round
         memo = self.reader.text_memo(policy, entities)
         judged = replace(policy, evidence_budget=policy.budget(True)) if thread_named else policy
         # The fast path knows first-order clues only: a text whose thread named c may hold second-order ones.

@@ -108,8 +108,26 @@ class _Failures:
             self._failed.add((key, c))
 
 
-# What a settle's clues are computed for: entities, policy, ``about`` and the second order's generation.
-_ClueScope = tuple[tuple[Entity, ...], SanitizePolicy, frozenset[int], int]
+# What a settle's clues are computed for: entities, policy, ``about``, the second order's generation (what
+# signature it read; none is read for an empty ``about``) and the text (so that one text's clues are what is kept).
+_ClueScope = tuple[tuple[Entity, ...], SanitizePolicy, frozenset[int], int, int]
+
+
+@dataclass(slots=True)
+class _Below:
+    """A text's units that were below their budget as they came, for one scope and one set of budgets.
+
+    With none of its terms risky, a unit's sum is a function of its keys in order and of which of them
+    ``classify`` found safe (``settle``'s ``now``: a safe term's own clue; any other, not risky, nothing or,
+    for an entity in ``about``, its own clue unless allowed or a name), given the scope (entities, policy,
+    ``about``, the second order's signature), the base the memory adds and the budgets. A later round
+    that finds such a unit again, untouched by the edits (or the memory's first round, on the same
+    text), finds the same floats below the same line and does nothing there: it is not summed again.
+    """
+
+    scope: _ClueScope
+    levels: tuple[tuple[float, ...], tuple[float, ...]]  # the base and the budgets, per c
+    units: set[tuple[tuple[str, ...], tuple[bool, ...]]] = field(default_factory=set)
 
 
 @dataclass(slots=True)
@@ -136,6 +154,11 @@ class Accumulator:
         # One text's clues, kept across its rounds (settle): a clue is a function of the term, the entities,
         # the policy, the entities its second order counts for and the signature it read, held beside them.
         self._text_clues: tuple[_ClueScope, dict[frozenset[str], tuple[float, ...]]] | None = None
+        # The text's units found below their budget, for the same scope (``_Below``); not kept when
+        # ``incremental`` is False (every round sums every unit: the reference tests compare against).
+        self._text_below: _Below | None = None
+        self.incremental = True
+        self.units_summed = 0  # units whose evidence was summed (for benchmarks and tests)
 
     def pmis(self, keys: frozenset[str], entities: Sequence[Entity]) -> tuple[float, ...]:
         """PMI(c; t) for every c, of a term written as any of ``keys``; 0 where K barely knows it."""
@@ -253,7 +276,12 @@ class Accumulator:
         # The entities, the policy and the second order are fixed over a text's rounds: a clue is asked once per
         # term and text (later rounds repeat most of the first's terms), the entities hashed once a round for
         # it. A key's clue as it will read changes only when it is the one lowered (its own entry is then dropped).
-        clues_of = self._clues_for((tuple(entities), policy, about, self.second_order.generation))
+        # With no entity in ``about`` a clue reads no signature: the memory's rounds keep the text's own rounds' clues
+        # (reading the thread's signature starts a new generation).
+        so = self.second_order
+        scope = (tuple(entities), policy, about, so.generation if about else -1, so.texts)
+        clues_of = self._clues_for(scope)
+        below = self._below_for(scope, (tuple(base), tuple(budgets)))
         nows: dict[str, tuple[float, ...]] = {}
         nothing = tuple(0.0 for _ in entities)
 
@@ -289,8 +317,16 @@ class Accumulator:
 
         failed = _Failures(forbidden)
         stuck: set[str] = set()  # names (capitals mid-sentence) that nothing along their chain lowered
+        risky_keys = risky.keys()
         for keys in paragraphs.values():
-            unit = _Unit(list(dict.fromkeys(keys)))
+            ordered = tuple(dict.fromkeys(keys))
+            seen: tuple[tuple[str, ...], tuple[bool, ...]] | None = None
+            if risky_keys.isdisjoint(ordered):
+                seen = (ordered, tuple([k in safe for k in ordered]))
+                if seen in below:
+                    continue  # the same sum as before, below the same budget (``_Below``)
+            unit = _Unit(list(ordered))
+            self.units_summed += 1
             # Only the clue lowered changes from one pass to the next (``now`` keeps the others); the sums are
             # still taken over every clue in the unit's order, so that they are the same floats every time.
             clues = {k: now(k) for k in unit.keys}
@@ -305,7 +341,10 @@ class Accumulator:
                 totals = [b + sum(column) for b, column in zip(base, zip(*distinct.values(), strict=True), strict=True)]
                 over = max(range(len(entities)), key=lambda i: totals[i] / budgets[i])
                 if totals[over] < budgets[over]:
+                    if seen is not None:
+                        below.add(seen)
                     break
+                seen = None  # a unit over its budget changes what its terms read as: it is summed again
                 candidates = [k for k, c in clues.items() if c[over] > 0 and k not in unit.tried]
                 if not candidates:
                     # Every clue a generalization lowers is lowered, and a text about c is still over its budget:
@@ -366,6 +405,16 @@ class Accumulator:
             if any(c):
                 found.append((-max(x / b for x, b in zip(c, budgets, strict=True)), key, c))
         return {key: c for _r, key, c in sorted(found)[: policy.memory_candidates]}
+
+    def _below_for(
+        self, scope: _ClueScope, levels: tuple[tuple[float, ...], tuple[float, ...]]
+    ) -> set[tuple[tuple[str, ...], tuple[bool, ...]]]:
+        if not self.incremental:
+            return set()
+        held = self._text_below  # read once: another thread may replace it
+        if held is None or held.scope != scope or held.levels != levels:
+            held = self._text_below = _Below(scope, levels)
+        return held.units
 
     def _clues_for(self, scope: _ClueScope) -> dict[frozenset[str], tuple[float, ...]]:
         held = self._text_clues  # read once: another thread may replace it

@@ -52,8 +52,15 @@ class SecondOrder:
         self._values: dict[tuple[frozenset[str], Entity], float] = {}
         # Counts the texts read: what was derived from one signature (evidence.py's clues) is valid for it only.
         self.generation = 0
+        # Counts the texts judged (``new_text``): what does not depend on a signature is kept for a text's rounds.
+        self.texts = 0
         self.own: dict[str, tuple[str, ...]] = {}  # the last text's own signature, per entity name
         self.lent: dict[Entity, frozenset[str]] = {}  # the terms its thread added to it
+
+    def new_text(self) -> None:
+        """A new text: no signature until its first round reads one."""
+        self.clear()
+        self.texts += 1
 
     def clear(self) -> None:
         self._values.clear()
