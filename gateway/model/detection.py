@@ -33,7 +33,7 @@ from gateway.model.derived import (
     shared_stem,
 )
 from gateway.model.generalization import Generalizer, Risky
-from gateway.model.incremental import Classified, GroupMemo, Members
+from gateway.model.incremental import Classified, GroupMemo, Layout, Members
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon, compact, name_verdict
 from gateway.model.records import Entity, SanitizePolicy
 from gateway.model.terms import STOPWORDS, TermOccurrence, Token
@@ -272,7 +272,7 @@ class Detector:
     def groups(self, st: RoundState) -> None:
         """Judge the groups of every sentence and paragraph; generalize (or redact) a member of each risky one."""
         policy = st.policy
-        units = _units(st.text, st.by_key)
+        units = st.layout.units if st.layout is not None else _units(st.text, st.by_key)
         remembered = st.remembered
         judged = st.memo.judged
         st.memo.remembering(remembered)
@@ -481,6 +481,11 @@ class Detector:
 
 def _units(text: str, by_key: Mapping[str, Sequence[TermOccurrence]]) -> list[list[str]]:
     """The keys of each sentence, and of each paragraph holding more than one: the units groups are judged in."""
+    return layout(text, by_key).units
+
+
+def layout(text: str, by_key: Mapping[str, Sequence[TermOccurrence]]) -> Layout:
+    """The keys of each sentence and of each paragraph (``Layout``), each in the order of ``by_key``."""
     sentences: dict[int, list[str]] = {}
     paragraphs: dict[int, list[str]] = {}
     paragraph = paragraph_of(text)
@@ -496,7 +501,7 @@ def _units(text: str, by_key: Mapping[str, Sequence[TermOccurrence]]) -> list[li
             paragraphs.setdefault(p, []).append(key)
     # Clues spread over a paragraph add up as they do in a sentence: its strongest terms are
     # judged together too (a paragraph of one sentence adds nothing new: those groups are judged).
-    return [*sentences.values(), *(keys for keys in paragraphs.values() if len(keys) > 1)]
+    return Layout(list(sentences.values()), list(paragraphs.values()))
 
 
 def _combinations(keys: Sequence[str], size: int, fixed: Collection[str]) -> Iterable[tuple[str, ...]]:
@@ -540,6 +545,7 @@ class RoundState:
     # Words the text's earlier rounds wrote as generalizations, each with the keys of what it stands for (all
     # lexicalizations of its sense, as the round that chose it judged it): the memory's rounds judge them so.
     written: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    layout: Layout | None = None  # the text's units, when the round has them (else built from ``by_key``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -47,12 +47,12 @@ from typing import Protocol
 from gateway.errors import InputError
 from gateway.model.compounds import compounds_of_flagged
 from gateway.model.derived import compound_parts
-from gateway.model.detection import Detector, RoundState, paragraph_of, surface_of
+from gateway.model.detection import Detector, RoundState, layout, paragraph_of, surface_of
 from gateway.model.entities import resolve_entity
 from gateway.model.evidence import Accumulator
 from gateway.model.facts import facts
 from gateway.model.generalization import Generalizer, NameKinds, Risky
-from gateway.model.incremental import TextMemo
+from gateway.model.incremental import Reading, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
 from gateway.model.memory import NAMING, is_marker, named_in, signature_in, thread_in, wrote_in
@@ -125,6 +125,7 @@ class Engine:
         # Later rounds re-read only what an edit changed (incremental.py); False re-judges the whole
         # text every round (the reference the incremental engine is tested against).
         self._incremental = incremental
+        self.readings = 0  # rounds that grouped their text's terms anew (not the round before's: for benchmarks, tests)
         self.taxonomy = taxonomy
         self.language = language
         self._synonyms = synonyms
@@ -458,11 +459,20 @@ class Engine:
         tokens, occs = self.terms_of(text, entities, policy, memo=memo)
         if keys_out is not None:
             keys_out.extend(o.key for o in occs)
-        by_key: dict[str, list[TermOccurrence]] = {}
-        for o in occs:
-            by_key.setdefault(o.key, []).append(o)
+        last = memo.last
+        if last is not None and last.text is text and last.tokens is tokens:
+            # The round before read this very text (the memory's first round, after the text's own rounds): its
+            # terms by key, units and context are functions of the text's terms, which nobody changes.
+            by_key, units, context = last.by_key, last.layout, last.context
+        else:
+            by_key = {}
+            for o in occs:
+                by_key.setdefault(o.key, []).append(o)
+            units = layout(text, by_key)
+            context = self._sense_evidence(by_key)
+            memo.last = Reading(text, tokens, by_key, units, context)
+            self.readings += 1
         risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
-        context = self._sense_evidence(by_key)
         redact_all = force_redact or policy.mode == "redact"
         # A replacement must not be a term this text has flagged (or an earlier round or policy did).
         forbidden = set(avoid) | set(risky)
@@ -476,7 +486,7 @@ class Engine:
             remembered = self.detector.remembered(disclosed, by_key, entities, policy, thread)
             self.detector.groups(RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden,
                                             redact=redact_all, remembered=remembered, memo=memo.groups,
-                                            written=written or {}))  # fmt: skip
+                                            written=written or {}, layout=units))  # fmt: skip
         if policy.mode != "redact":  # weak clues that add up over a paragraph (evidence.py); it never redacts
             stream = disclosed if policy.stream_evidence else ()
             # A text that names c (in any round: later rounds no longer hold the name) is about c.
@@ -488,7 +498,7 @@ class Engine:
                                  named=set(thread_named) | text_named,
                                  thread_named=set(thread_named) - text_named, thread_signature=thread_signature,
                                  surface=lambda k: surface_of(tokens, by_key[k][0]),
-                                 signature_from=signature_from)  # fmt: skip
+                                 signature_from=signature_from, paragraphs=units.paragraphs)  # fmt: skip
         if policy.mode != "redact":
             compounds_of_flagged(self.generalizer,
                                  RoundState(text, by_key, risky, safe, tokens, context, entities, policy, forbidden),

@@ -62,7 +62,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from gateway.model.derived import compound_parts
-from gateway.model.detection import paragraph_of
+from gateway.model.detection import layout
 from gateway.model.generalization import Generalizer, Risky
 from gateway.model.measure import VERDICT_CACHE, BoundedCache, Measure, Verdict, canon
 from gateway.model.memory import named_marker, signature_marker, thread_marker
@@ -233,8 +233,12 @@ class Accumulator:
         thread_signature: Mapping[str, Collection[str]] | None = None,
         surface: Callable[[str], str] = lambda k: k,
         signature_from: Collection[str] | None = None,
+        paragraphs: Sequence[list[str]] | None = None,
     ) -> None:
-        """Lower the strongest clues of every unit that is over its budget (adds to ``risky``)."""
+        """Lower the strongest clues of every unit that is over its budget (adds to ``risky``).
+
+        ``paragraphs``: the keys of each paragraph in the order of ``by_key`` (``detection.layout``), when the round
+        has them."""
         if policy.evidence_budget <= 0 or not entities:
             return
         about = self.about(entities, policy, named)
@@ -248,14 +252,8 @@ class Accumulator:
                               and self.pmis(frozenset({k}), entities)[i] >= lines[i]]
                 for i in about
             }, thread_signature)  # fmt: skip
-        paragraph = paragraph_of(text)
-        paragraphs: dict[int, list[str]] = {}
-        for key, occs in by_key.items():
-            if len(occs) == 1:  # most keys occur once: no set of their paragraphs to build (as Detector.groups)
-                paragraphs.setdefault(paragraph(occs[0].start), []).append(key)
-                continue
-            for p in {paragraph(o.start) for o in occs}:
-                paragraphs.setdefault(p, []).append(key)
+        if paragraphs is None:
+            paragraphs = layout(text, by_key).paragraphs
         allow = {self.generalizer.key(t) for t in policy.allow}
         names = {k for e in entities for k in e.keys}
         # A text about c (it, or its thread, named c) has the policy's stricter named_budget for c.
@@ -318,7 +316,7 @@ class Accumulator:
         failed = _Failures(forbidden)
         stuck: set[str] = set()  # names (capitals mid-sentence) that nothing along their chain lowered
         risky_keys = risky.keys()
-        for keys in paragraphs.values():
+        for keys in paragraphs:
             ordered = tuple(dict.fromkeys(keys))
             seen: tuple[tuple[str, ...], tuple[bool, ...]] | None = None
             if risky_keys.isdisjoint(ordered):

@@ -166,9 +166,36 @@ class GroupMemo:
         return frozenset(own.items())
 
 
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """The keys of each sentence and of each paragraph of a text, in the order of its terms by key: the units
+    groups are judged in (``units``) and the units the evidence sums (``paragraphs``)."""
+
+    sentences: list[list[str]]
+    paragraphs: list[list[str]]
+
+    @property
+    def units(self) -> list[list[str]]:
+        # A paragraph of one key adds nothing to the groups its sentences are judged in.
+        return [*self.sentences, *(keys for keys in self.paragraphs if len(keys) > 1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """One round's reading of its text, for the next round when it reads the same text: the memory's first round
+    reads the text the text's own rounds left, which the last of them read (and found nothing in)."""
+
+    text: str
+    tokens: list[Token]
+    by_key: dict[str, list[TermOccurrence]]
+    layout: Layout
+    context: dict[str, float]  # Engine._sense_evidence
+
+
 @dataclass(slots=True)
 class TextMemo:
     """Everything the rounds of one ``Engine.sanitize`` call share."""
 
     lines: LineTerms
     groups: GroupMemo = field(default_factory=GroupMemo)
+    last: Reading | None = None
