@@ -36,9 +36,18 @@ SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Healt
 
 @SETTINGS
 @given(text=texts, policy=policies)
+# "Los Angeles" written as "city" where the summed evidence lowered another "city": a lowered clue is safe alone, so
+# it does not flag the term (Decision.flags_term, as the pipeline's check reads it); found by a fuzz of this property.
+@example(
+    text="Train aids invoice doctor hills antiretroviral coffee therapy california for city a vatican needle. Beach "
+    "a hiv mass beach zorblaxian.\n\nTrain hollywood vatican city for for meeting clinic. Antiretroviral catholic "
+    "report city. Doctor an drug condom catholic patient.\n\nSex report abuse load. Report syphilis therapy los "
+    "angeles.",
+    policy=SanitizePolicy(entities=("Los Angeles",), alpha=2.0, mode="generalize"),
+)
 def test_output_holds_no_flagged_term(engine: Engine, text: str, policy: SanitizePolicy) -> None:
     result = engine.sanitize(text, policy)
-    flagged = {d.term for d in result.decisions}
+    flagged = {d.term for d in result.decisions if d.flags_term}
     _tokens, occs = engine.terms_of(result.text, result.entities)
     assert not flagged & {o.key for o in occs}
 
