@@ -33,6 +33,8 @@ def compounds_of_flagged(generalizer: Generalizer, state: RoundState, written: C
     wrote "invisible" for "undetectable" and "city district" for "hollywood") is no compound of the writer's:
     the words met only in the engine's own output, and a decision on them would point at two of its edits."""
     text, risky, forbidden = state.text, state.risky, state.forbidden
+    if not risky:
+        return  # nothing rewritten: nothing is built on a term the round rewrites (and nothing is added below)
     for key, occs in state.by_key.items():
         if key in risky or not (built_on := _built_on(key, generalizer)):
             continue

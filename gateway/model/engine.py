@@ -470,9 +470,17 @@ class Engine:
                 by_key.setdefault(o.key, []).append(o)
             units = layout(text, by_key)
             context = self._sense_evidence(by_key)
-            memo.last = Reading(text, tokens, by_key, units, context)
+            memo.last = last = Reading(text, tokens, by_key, units, context)
             self.readings += 1
-        risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
+        avoided = frozenset(avoid)
+        risky: dict[str, Risky]
+        safe: dict[str, Verdict]
+        if last.safe is not None and last.safe[0] == avoided:
+            risky, safe = {}, dict(last.safe[1])  # classify's answer for this text: nothing risky (Reading.safe)
+        else:
+            risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
+            if not risky:
+                last.safe = (avoided, dict(safe))
         redact_all = force_redact or policy.mode == "redact"
         # A replacement must not be a term this text has flagged (or an earlier round or policy did).
         forbidden = set(avoid) | set(risky)
@@ -564,10 +572,12 @@ class Engine:
         by_key: dict[str, list[TermOccurrence]],
         risky: dict[str, Risky],
     ) -> tuple[list[Edit], list[Decision]]:
-        starts = sentence_starts(text)
-        shouting = _is_shouting(text)
         edits: list[Edit] = []
         decisions: list[Decision] = []
+        if not risky:
+            return edits, decisions  # most later rounds: nothing to write, and no sentence of the text to find
+        starts = sentence_starts(text)
+        shouting = _is_shouting(text)
         for key, r in risky.items():
             cur = r.current
             replacement = REDACTION_MARKER if cur is None else cur.term

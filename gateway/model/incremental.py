@@ -180,7 +180,7 @@ class Layout:
         return [*self.sentences, *(keys for keys in self.paragraphs if len(keys) > 1)]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Reading:
     """One round's reading of its text, for the next round when it reads the same text: the memory's first round
     reads the text the text's own rounds left, which the last of them read (and found nothing in)."""
@@ -190,6 +190,9 @@ class Reading:
     by_key: dict[str, list[TermOccurrence]]
     layout: Layout
     context: dict[str, float]  # Engine._sense_evidence
+    # What ``Detector.classify`` found safe when it found nothing risky, with the keys it avoided: a function of
+    # these (the entities and policy are the call's), so the same again for the same avoided keys.
+    safe: tuple[frozenset[str], dict[str, Verdict]] | None = None
 
 
 @dataclass(slots=True)
