@@ -364,7 +364,12 @@ class Engine:
         # which can only send a text to the engine, never pass one it would change.
         thread = list(thread_terms) if thread_evidence else []
         joined = [*disclosed, *thread] if policy.stream_evidence else thread
-        parts = {k: found for k in {*(k for k, _ in in_paragraphs), *joined} if (found := self._part_keys(k))}
+        # Only a compound has parts (``_part_keys``): a stream's memory holds thousands of keys, asked every message.
+        parts = {
+            k: found
+            for k in {*(k for k, _ in in_paragraphs), *joined}
+            if ("-" in k or "/" in k) and (found := self._part_keys(k))
+        }
         if not self._clean.within_budget(in_paragraphs, policy, entities, allow=allow, joined=joined, parts=parts):
             return None
         if clean is not Clean.YES:
