@@ -48,6 +48,10 @@ class LineTerms:
         self._last: tuple[str, list[Token], list[TermOccurrence]] | None = None
         self.lines_extracted = 0  # lines tokenized after the first version (for benchmarks and tests)
 
+    def start_from(self, text: str, tokens: list[Token], occs: list[TermOccurrence]) -> None:
+        """Take ``text``'s reading by ``extract`` (its tokens and terms, whole) as the last version."""
+        self._last = (text, tokens, occs)
+
     @property
     def empty(self) -> bool:
         """No version read yet: the next is read whole, as ``extract`` reads it."""

@@ -21,8 +21,9 @@ from gateway.model.terms import PhraseSet, TermOccurrence, Token, extract_terms,
 
 KEY_CACHE = 10_000  # text -> key of terms typed by people (policies, taxonomy steps): few distinct
 POLICY_PHRASE_SETS = 256
-# A text, the phrases and acronyms it was read with, and its tokens and terms.
-_Reading = tuple[str, PhraseSet, frozenset[str], tuple[list[Token], list[TermOccurrence]]]
+# A text, the phrases and acronyms it was read with, its tokens and terms, and its terms before the acronyms'
+# reading (``_acronyms_only``): what a text read again with a few lines changed starts from (``terms_of``).
+_Reading = tuple[str, PhraseSet, frozenset[str], tuple[list[Token], list[TermOccurrence]], list[TermOccurrence]]
 
 
 class Reader:
@@ -41,6 +42,7 @@ class Reader:
             POLICY_PHRASE_SETS
         )
         self._recent: tuple[_Reading, ...] = ()
+        self.lines_read_again = 0  # lines of a text read again tokenized anew (``terms_of``; for benchmarks, tests)
 
     def key_once(self, text: str) -> str:
         """The key of a text not kept in the cache: a value that must not outlive its message."""
@@ -81,20 +83,30 @@ class Reader:
         acronyms = frozenset(k for e in entities for k in e.acronyms)
         recent = self._recent  # replaced whole, never changed in place: safe to read from any thread
         if memo is not None:
-            tokens, occs = memo.lines.terms(text)
-            occs = _acronyms_only(tokens, occs, acronyms)
+            tokens, raw = memo.lines.terms(text)
+            occs = _acronyms_only(tokens, raw, acronyms)
             # Kept as a whole reading is below: the last round reads the output, which the pipeline's check of
             # the rebuilt content (an equal text on CRLF mail) and the memory's read then find here.
-            self._recent = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
+            self._recent = ((text, phrases, acronyms, (tokens, occs), raw), *recent[:1])
             return tokens, occs
         # The memory reads the output after the pipeline's check read the rebuilt content, or, for a clean
         # text, the text the fast path read: the last two texts, each tokenized once.
-        for seen, seen_phrases, seen_acronyms, found in recent:
+        for seen, seen_phrases, seen_acronyms, found, _raw in recent:
             if seen_phrases is phrases and seen_acronyms == acronyms and seen == text:
                 return found
-        tokens, occs = extract_terms(text, self._lemmatize, phrases, self._norms)
-        occs = _acronyms_only(tokens, occs, acronyms)
-        self._recent = ((text, phrases, acronyms, (tokens, occs)), *recent[:1])
+        base = next((r for r in recent if r[1] is phrases), None)
+        if base is None:
+            tokens, raw = extract_terms(text, self._lemmatize, phrases, self._norms)
+        else:
+            # The rebuilt content read again differs from the output in a few lines (a header folded anew, an HTML
+            # comment's end, an address list written again): only those lines are tokenized (incremental.LineTerms,
+            # which gives exactly the whole text's terms), from the reading under the same phrases.
+            lines = LineTerms(lambda t: extract_terms(t, self._lemmatize, phrases, self._norms))
+            lines.start_from(base[0], base[3][0], base[4])
+            tokens, raw = lines.terms(text)
+            self.lines_read_again += lines.lines_extracted
+        occs = _acronyms_only(tokens, raw, acronyms)
+        self._recent = ((text, phrases, acronyms, (tokens, occs), raw), *recent[:1])
         return tokens, occs
 
     def forget(self) -> None:
