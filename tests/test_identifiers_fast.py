@@ -14,6 +14,7 @@ from archive import ARCHIVE, archive_texts
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer, NameRecognizer, remove_identifiers, resolve_kinds, sanitize_text
 from gateway.model.identifiers import patterns as P
+from gateway.model.normalize import fold_with_offsets
 from gateway.model.records import SanitizePolicy
 from gateway.taxonomy.lexicon import WordNetLexicon
 from gateway.taxonomy.wordnet import WordNet
@@ -662,3 +663,58 @@ def test_a_phone_number_a_text_repeats_is_parsed_once(monkeypatch: pytest.Monkey
         parsed.clear()
         assert [(f.start, f.end, f.kind) for f in P.Phones(remember=remember)(text)] == want
         assert sorted(parsed) == sorted(set(parsed)) and "(415) 555-0132" in parsed
+
+
+# The walk over runs outside ASCII, as fold_with_offsets takes it when the fast path does not apply: " é" is read
+# as written (the blank keeps "é" a run of its own), so the text with it at its end is walked and folds as the
+# text does, with " é" at its end.
+def _walked(text: str) -> tuple[str, list[int], list[int]] | None:
+    view = fold_with_offsets(text + " \u00e9")
+    if view is None:
+        return None
+    folded, starts, ends = view
+    assert folded.endswith(" \u00e9") and starts[-2:] == [len(text), len(text) + 1]
+    return folded[:-2], starts[:-2], ends[:-2]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Hi\u2029there\u00a0Jo\u202fe", "\u2029\u2029\u00a0", "a\u2029\u00a0\u202fb" * 40,  # blanks only
+        "SSN 123\u200b-45-6789\u2029", "\uff15\uff15\uff15-123-4567\u00a0", "\u041dIV\u2029test",  # and one to fold
+        "\ufb01le\u2029\u00a0", "ok\u2029\u2028", "x\u3000y\u2029", "\u00a0\u0301\u2029",
+    ],
+)  # fmt: skip
+def test_folding_takes_the_blanks_of_a_message_as_the_walk_does(text: str) -> None:
+    assert fold_with_offsets(text) == _walked(text)
+
+
+def test_a_text_outside_ascii_only_by_its_blanks_folds_to_nothing() -> None:
+    text = "John Doe\u00a0(SSN 123-45-6789)\n\n\u2029\n\nphone\u202f555-123-4567"
+    assert not text.isascii() and fold_with_offsets(text) is None and _walked(text) is None
+
+
+def test_each_value_is_anonymized_once_and_as_each_finding_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gateway.model.identifiers import Finding, anonymize, anonymizer
+
+    values = [("PERSON", "Mr Tomasz Nowak", ()), ("PERSON", "Nowak", ()), ("DATE", "3 May 2004", (("year", "2004"),)),
+              ("DATE", "3 May 2004", ()), ("PHONE", "555-123-4567", ()), ("AGE", "aged 93", (("age", "93"),)),
+              ("ZIP", "02139", (("zip", "02139"),)), ("PERSON", "Mrs Nowak", ())]  # fmt: skip
+    findings = [Finding(start=10 * i, end=10 * i + len(text), kind=kind, text=text, parts=parts)
+                for i, (kind, text, parts) in enumerate(values * 3)]  # fmt: skip
+    operated: list[tuple[str, str, object]] = []
+    real = anonymizer._operate
+    monkeypatch.setattr(anonymizer, "_operate", lambda f, *a: operated.append((f.kind, f.text, f.parts)) or real(f, *a))
+    got = anonymize(findings)
+    assert sorted(operated) == sorted(set(values))  # each value once (the DATE twice: its parts differ)
+    assert [r.finding for r in got] == findings
+    monkeypatch.setattr(anonymizer, "_operate", real)
+    # As each finding gets it when none is worked out from another: the same numbers, texts, actions and groups.
+    fresh = anonymizer._Numbering()
+    numbered = anonymizer.NUMBERED
+    order = sorted(range(len(findings)), key=lambda i: (findings[i].kind not in numbered, -findings[i].length))
+    alone = {i: real(findings[i], fresh, "none", True) for i in order}
+    assert [(r.text, r.action, r.group) for r in got] == [(alone[i].text, alone[i].action, alone[i].group)
+                                                          for i in range(len(findings))]  # fmt: skip
+    assert [r.text for r in got[:8]] == ["[PERSON 1]", "[PERSON 1]", "2004", "[DATE]", "[PHONE]", "aged 90 or older",
+                                         "021**", "[PERSON 2]"]  # fmt: skip

@@ -202,8 +202,10 @@ def _respellings(text: str, found: Sequence[Finding], taken: set[tuple[int, int]
     "john.doe" in a path: the name's words in any case, joined by a blank, "_", "." or "-", between letters
     that are not part of it (a file name's "_" is a border, as a blank is)."""
     people: dict[tuple[str, ...], Finding] = {}
+    read: set[str] = set()  # a name's words are read once: its other findings (mentions) give the same words
     for f in found:
-        if f.kind == K.PERSON and f.score >= 0.5:
+        if f.kind == K.PERSON and f.score >= 0.5 and f.text not in read:
+            read.add(f.text)
             words = tuple(w.lower() for w in _PERSON_WORD.findall(f.text) if w.lower().rstrip(".") not in TITLES)
             if len(words) >= 2:
                 people.setdefault(words, f)
@@ -274,7 +276,7 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
     starts: list[int] = []  # kept spans, sorted and disjoint
     ends: list[int] = []
     lost: list[Finding] = []
-    for f in sorted(found, key=lambda f: (-f.score, -f.length, f.start)):
+    for f in sorted(found, key=lambda f: (-f.score, f.start - f.end, f.start)):  # the longer first (no property call)
         if f.start >= f.end:
             continue
         i = bisect.bisect_right(starts, f.start)

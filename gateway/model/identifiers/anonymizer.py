@@ -56,10 +56,22 @@ def anonymize(
     year and an age are replaced too, as TAB's annotators mask them (DATETIME, DEM)."""
     numbering = _Numbering()
     # Longest first, so "Mr Ruslan Kurkaev" names the person before "Kurkaev" alone refers back to him.
-    order = sorted(range(len(findings)), key=lambda i: (findings[i].kind not in NUMBERED, -findings[i].length))
+    order = sorted(
+        range(len(findings)), key=lambda i: (findings[i].kind not in NUMBERED, findings[i].start - findings[i].end)
+    )
     out: dict[int, Replacement] = {}
+    # What a finding becomes depends on its kind, text and parts alone (a person's number on the text too, and
+    # _Numbering gives a text its number again), and a message repeats its values (each recurrence is a finding
+    # of its own: two in three): each value is worked out once, at its first finding in this order.
+    done: dict[tuple[str, str, tuple[tuple[str, str], ...]], Replacement] = {}
     for i in order:
-        out[i] = _operate(findings[i], numbering, address_level, safe_harbor)
+        f = findings[i]
+        key = (f.kind, f.text, f.parts)
+        r = done.get(key)
+        if r is None:
+            out[i] = done[key] = _operate(f, numbering, address_level, safe_harbor)
+        else:
+            out[i] = Replacement(f, r.text, r.action, r.group)
     # Number people (organisations, places) in the order the reader meets them.
     first_seen: dict[str, int] = {}
     for i in range(len(findings)):
