@@ -718,3 +718,41 @@ def test_each_value_is_anonymized_once_and_as_each_finding_alone(monkeypatch: py
                                                           for i in range(len(findings))]  # fmt: skip
     assert [r.text for r in got[:8]] == ["[PERSON 1]", "[PERSON 1]", "2004", "[DATE]", "[PHONE]", "aged 90 or older",
                                          "021**", "[PERSON 2]"]  # fmt: skip
+
+
+# Recognizers that skip a scan where the shape rules it out (a date of birth written as one number, a MAC address):
+# each text finds with its shape what it finds without (None: every scan runs). Labels and separators as the
+# patterns allow them, blanks outside ASCII and of the information separators between label and number, digits
+# of other scripts, capitals and small hexadecimal letters.
+SHAPE_SKIP_EDGES = [
+    "DOB 19610412", "DOB:19610412.", "D.O.B. 20011231", "D.O.B19991001", "Date of Birth: 19700101",
+    "date of birth\u00a019850615", "date of Birth :\t19500505", "Born 20000229", "born\u2009\u00a020101010",
+    "born\x1c:\x1f19610412", "Born\u00a0: 19610412", "date of birth\u2009:\u200919700101",
+    "DOB \u0661\u0669\u0666\u0661\u0660\u0664\u0661\u0662", "DOB 19\u0666\u06610412",
+    "Born:19610412x", "reborn 19610412", "DOB 1961-04-12 and 19610412 alone",
+    "MAC 00:1A:2b:3C:4d:5E", "aa-bb-cc-dd-ee-ff", "00-11:22-33:44-55 mixed", "AB:CD:EF:01:23:45.",
+    "x00:11:22:33:44:55", "00:11:22:33:44", "12:30:45 and 2024-03-05-10", "fe80::1:2:3:4 00:00:5e:00:53:af",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", SHAPE_SKIP_EDGES)
+def test_a_scan_skipped_by_the_shape_would_have_found_nothing(text: str) -> None:
+    for recognizer in (P.dates, P.ips):
+        assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None)), recognizer
+
+
+def test_the_shape_skip_edges_are_exercised() -> None:
+    births = [f.text for text in SHAPE_SKIP_EDGES for f in P.dates(text) if f.source == "date of birth"]
+    macs = [f.text for text in SHAPE_SKIP_EDGES for f in P.ips(text) if f.source == "MAC address"]
+    assert len(births) >= 10 and any(not b.isascii() for b in births) and len(macs) >= 5
+    # and both are skipped where nothing of them stands
+    text = "Born in 1961, id 19610412; at 12:30 on 5 March; ab-cd and aa:bb"
+    assert not P._may_hold_compact_birth(text, P.shape_of(text))
+    assert not (P._MAC_SHAPE_COLON.search(P.shape_of(text)) or P._MAC_SHAPE_HYPHEN.search(P.shape_of(text)))
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_shape_skips_on_archive_texts() -> None:
+    for text in archive_texts(300, chars=20_000):
+        for recognizer in (P.dates, P.ips):
+            assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None))
