@@ -720,7 +720,8 @@ def test_each_value_is_anonymized_once_and_as_each_finding_alone(monkeypatch: py
                                          "021**", "[PERSON 2]"]  # fmt: skip
 
 
-# Recognizers that skip a scan where the shape rules it out (a date of birth written as one number, a MAC address):
+# Recognizers that skip a scan where the shape rules it out (a date of birth written as one number, a MAC address,
+# a ZIP code):
 # each text finds with its shape what it finds without (None: every scan runs). Labels and separators as the
 # patterns allow them, blanks outside ASCII and of the information separators between label and number, digits
 # of other scripts, capitals and small hexadecimal letters.
@@ -732,19 +733,24 @@ SHAPE_SKIP_EDGES = [
     "Born:19610412x", "reborn 19610412", "DOB 1961-04-12 and 19610412 alone",
     "MAC 00:1A:2b:3C:4d:5E", "aa-bb-cc-dd-ee-ff", "00-11:22-33:44-55 mixed", "AB:CD:EF:01:23:45.",
     "x00:11:22:33:44:55", "00:11:22:33:44", "12:30:45 and 2024-03-05-10", "fe80::1:2:3:4 00:00:5e:00:53:af",
+    "Springfield, IL 62704", "IL. 62704-1234", "IL,\t62704", "zip: 02139", "ZIP:02139", "Zip Code\t02139",
+    "postal code 12345", "zipcode 90210", "zip:\u0661\u0662\u0663\u0664\u0665", "CA\u00a090210", "NY\n10001",
+    "zip12345", "ref 12345 in IL",
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("text", SHAPE_SKIP_EDGES)
 def test_a_scan_skipped_by_the_shape_would_have_found_nothing(text: str) -> None:
-    for recognizer in (P.dates, P.ips):
+    for recognizer in (P.dates, P.ips, P.zips):
         assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None)), recognizer
 
 
 def test_the_shape_skip_edges_are_exercised() -> None:
     births = [f.text for text in SHAPE_SKIP_EDGES for f in P.dates(text) if f.source == "date of birth"]
     macs = [f.text for text in SHAPE_SKIP_EDGES for f in P.ips(text) if f.source == "MAC address"]
+    zips = [f.text for text in SHAPE_SKIP_EDGES for f in P.zips(text)]
     assert len(births) >= 10 and any(not b.isascii() for b in births) and len(macs) >= 5
+    assert len(zips) >= 7 and any(not z.isascii() for z in zips)
     # and both are skipped where nothing of them stands
     text = "Born in 1961, id 19610412; at 12:30 on 5 March; ab-cd and aa:bb"
     assert not P._may_hold_compact_birth(text, P.shape_of(text))
@@ -754,5 +760,5 @@ def test_the_shape_skip_edges_are_exercised() -> None:
 @pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
 def test_the_shape_skips_on_archive_texts() -> None:
     for text in archive_texts(300, chars=20_000):
-        for recognizer in (P.dates, P.ips):
+        for recognizer in (P.dates, P.ips, P.zips):
             assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None))
