@@ -762,3 +762,69 @@ def test_the_shape_skips_on_archive_texts() -> None:
     for text in archive_texts(300, chars=20_000):
         for recognizer in (P.dates, P.ips, P.zips):
             assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None))
+
+
+# Texts whose values recur in their own case and in others: a capital sigma (lowered by the letter after it), a
+# letter whose lower case is longer ("İ"), a value inside a longer word and after an underscore.
+LOWERED_TEXTS = [
+    "Call Ettus Nakamura at 555-123-4567; ETTUS NAKAMURA and ettus nakamura agree, xettus nakamura does not. "
+    "ettus.nakamura@example.org",
+    "Ο ΟΔΟΣ Papadopoulos met ΟΔΟΣ and Papadopoulos; PAPADOPOULOS wrote to papadopoulos@example.gr on 3 May 2004.",
+    "İstanbul: Mr Kemal Yılmaz, KEMAL YILMAZ, kemal yılmaz and Yılmaz phoned 020 7946 0958 on 3 May 2004.",
+    "Dr. Okonkwo saw Okonkwo; okonkwo.ref and OKONKWO-7 remain. SSN 078-05-1120, ssn 078-05-1120 again.",
+]
+
+
+@pytest.mark.parametrize("text", LOWERED_TEXTS)
+def test_the_lower_case_searches_find_what_the_searches_of_each_case_find(analyzer: Analyzer, text: str) -> None:
+    from gateway.model.identifiers import analyzer as A
+    from gateway.model.identifiers import anonymize
+    from gateway.model.identifiers import stage as S
+    from gateway.model.identifiers.lowered import Lowered
+
+    findings, lowered = analyzer.analyze_lowered(text, SAFE_HARBOR)
+    assert findings == analyzer.analyze(text, SAFE_HARBOR) and lowered.text is text
+    values = {f.text for f in findings} | {"Ettus", "ΟΔΟΣ", "Kemal Yılmaz", "xyz"}
+    if lowered.aligned():
+        assert A._words_in(lowered, values) == A.find_words(text, values)
+    assert A._recurrences(text, findings, Lowered(text)) == A._recurrences(text, findings)
+    policy = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
+    replacements = [r for r in anonymize(findings) if r.changes]
+    assert S._in_other_case(text, findings, replacements, lowered) == S._in_other_case(text, findings, replacements)
+    assert remove_identifiers(text, analyzer, policy).text.count("[PERSON") >= 2
+
+
+def test_a_capital_sigma_or_a_longer_lower_case_is_searched_in_its_own_case() -> None:
+    from gateway.model.identifiers.lowered import Lowered
+
+    assert Lowered("Ettus and ETTUS").aligned()
+    assert not Lowered("ΟΔΟΣ Ettus").aligned()  # "ΟΔΟΣ".lower() ends in a final sigma, "ΟΔΟΣX".lower() does not
+    assert "ΟΔΟΣ".lower()[-1] != "ΟΔΟΣΑ".lower()[3]
+    assert not Lowered("İstanbul").aligned() and len("İ".lower()) == 2
+    assert Lowered("aAa AA").where("aa") == [0, 1, 4]  # every start, overlapping ones too, as str.find finds them
+
+
+def test_each_value_is_searched_for_once_in_a_pass(analyzer: Analyzer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from gateway.model.identifiers.lowered import Lowered
+
+    text = LOWERED_TEXTS[0] + "\n" + LOWERED_TEXTS[3]
+    searched: list[str] = []
+    real = str.find
+
+    class Counting(str):
+        def find(self, value: str, *args: int) -> int:  # type: ignore[override]
+            if not args:
+                searched.append(value)  # a search from the start: one a value
+            return real(self, value, *args)
+
+    def counting_low(self: Lowered) -> str:
+        if self._low is None:
+            self._low = Counting(self.text.lower())
+        return self._low
+
+    monkeypatch.setattr(Lowered, "low", property(counting_low))
+    policy = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
+    result = remove_identifiers(text, analyzer, policy)
+    # Replaced in every case (the pass's search in lower case), each value searched for once (the analyzer's too).
+    assert result.text.count("[PERSON 1]") == 3 and "okonkwo" not in result.text.lower()
+    assert len(searched) == len(set(searched)) and {"ettus nakamura", "okonkwo"} <= set(searched)

@@ -15,6 +15,7 @@ import phonenumbers
 
 from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
+from gateway.model.identifiers.lowered import Lowered
 from gateway.model.identifiers.names import TITLES, Lexicon, NameRecognizer, ordinary_mentions
 from gateway.model.identifiers.patterns import LABELLED, shape_of, structured
 from gateway.model.normalize import fold_with_offsets
@@ -48,17 +49,27 @@ class Analyzer:
         hyphen inside a name), and each finding covers the original characters, invisible ones included.
         ``addresses``: e-mail addresses a reader sees beside the text (a header's), read as the text's own.
         """
+        return self.analyze_lowered(text, kinds, addresses=addresses)[0]
+
+    def analyze_lowered(
+        self, text: str, kinds: Collection[str], *, addresses: Collection[str] = ()
+    ) -> tuple[list[Finding], Lowered]:
+        """``analyze``, and the text in lower case with the searches made in it (where the text was read as it
+        stands, unfolded), for the pass's later searches of the same values."""
         view = fold_with_offsets(text)
         if view is None:
-            return self._analyze(text, kinds, addresses)
+            lowered = Lowered(text)
+            return self._analyze(text, kinds, addresses, lowered), lowered
         folded, starts, ends = view
         out: list[Finding] = []
-        for f in self._analyze(folded, kinds, addresses):
+        for f in self._analyze(folded, kinds, addresses, Lowered(folded)):
             start, end = starts[f.start], ends[f.end - 1]
             out.append(f.moved(start, end, text[start:end]))
-        return out
+        return out, Lowered(text)
 
-    def _analyze(self, text: str, kinds: Collection[str], addresses: Collection[str]) -> list[Finding]:
+    def _analyze(
+        self, text: str, kinds: Collection[str], addresses: Collection[str], lowered: Lowered
+    ) -> list[Finding]:
         wanted = frozenset(kinds)
         found: list[Finding] = []
         # The paragraph separator is the border between two parts of a message, and "\s" matches it: a date,
@@ -74,20 +85,24 @@ class Analyzer:
             found.extend(self._names(text, wanted))
         if K.PERSON in wanted:
             found.extend(
-                _address_names(text, [*addresses, *(f.text for f in found if f.kind == K.EMAIL)], self._lexicon)
+                _address_names(
+                    text, [*addresses, *(f.text for f in found if f.kind == K.EMAIL)], self._lexicon, lowered
+                )
             )
         # Nothing crosses a paragraph separator: in a message that is the border between two parts.
         found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in text[f.start : f.end]]))
         if K.PERSON in wanted and (parts := ordinary_mentions(text, found, self._lexicon)):
             found = resolve_overlaps([*found, *parts])
-        return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found)]))
+        return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found, lowered)]))
 
 
 _LOCAL_PARTS = re.compile(r"[._-]")
 _ADDRESS_NAME_SCORE = 0.75  # above a capitalised phrase (0.7): the address confirms where the name ends
 
 
-def _address_names(text: str, addresses: Sequence[str], lexicon: Lexicon) -> list[Finding]:
+def _address_names(
+    text: str, addresses: Sequence[str], lexicon: Lexicon, lowered: Lowered | None = None
+) -> list[Finding]:
     """A name the text writes as its address spells it: "Nidhi Panda" beside nidhi.panda@..., "Rob Kossler"
     beside rkossler@... . The capitalised-phrase reading stops at a word that is also an ordinary one ("Panda",
     "Rob", "Das"), and the half it does not take stays beside the placeholder; the address says the words are
@@ -95,7 +110,7 @@ def _address_names(text: str, addresses: Sequence[str], lexicon: Lexicon) -> lis
     would be a person."""
     out: list[Finding] = []
     seen: set[str] = set()
-    low = ""
+    lowered = Lowered(text) if lowered is None else lowered
     for address in addresses:
         local = address.partition("@")[0].lower()
         if local in seen:
@@ -108,7 +123,7 @@ def _address_names(text: str, addresses: Sequence[str], lexicon: Lexicon) -> lis
             words, last = [re.escape(local[0]) + r"[^\W\d_]*", re.escape(local[1:])], local[1:]
         else:
             continue
-        low = low or text.lower()
+        low = lowered.low
         # The last word is searched for as a plain string (most addresses' words are nowhere else in the
         # text); the name is matched only where it ends there.
         name = re.compile(r"[ \t]+".join(f"({w})" for w in words) + r"\Z", re.IGNORECASE)
@@ -174,8 +189,11 @@ def _join_ranges(text: str, found: list[Finding]) -> list[Finding]:
     return out
 
 
-def _recurrences(text: str, found: Sequence[Finding]) -> list[Finding]:
-    """Every other occurrence of a value found once: what is an identifier in one place is one everywhere."""
+def _recurrences(text: str, found: Sequence[Finding], lowered: Lowered | None = None) -> list[Finding]:
+    """Every other occurrence of a value found once: what is an identifier in one place is one everywhere.
+
+    With ``lowered`` (the text in lower case), each value is searched for there, and its occurrences in its own
+    case taken from those: the pass searches the lower case again for the values it replaces (in another case)."""
     values: dict[str, Finding] = {}
     for f in found:
         # Every value, another mention's too ("USRP" after "Dear USRP Community" recurs in "USRP-users"): the
@@ -184,20 +202,23 @@ def _recurrences(text: str, found: Sequence[Finding]) -> list[Finding]:
             values.setdefault(f.text, f)
     taken = {(f.start, f.end) for f in found}
     out = []
-    for start, end in find_words(text, values):
+    spans = find_words(text, values) if lowered is None or not lowered.aligned() else _words_in(lowered, values)
+    for start, end in spans:
         if (start, end) not in taken:
             f = values[text[start:end]]
             # Built as the dataclass is, not by dataclasses.replace (three times the time, 6 a message).
             out.append(Finding(start=start, end=end, kind=f.kind, text=f.text, score=f.score - 0.01,
                                source=f"{f.source}, again", parts=f.parts))  # fmt: skip
             taken.add((start, end))
-    return out + _respellings(text, found, taken)
+    return out + _respellings(text, found, taken, lowered)
 
 
 _PERSON_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
-def _respellings(text: str, found: Sequence[Finding], taken: set[tuple[int, int]]) -> list[Finding]:
+def _respellings(
+    text: str, found: Sequence[Finding], taken: set[tuple[int, int]], lowered: Lowered | None = None
+) -> list[Finding]:
     """A person found as "John Doe" is the same person as "john_doe" in a file name, "JOHN DOE" in a header or
     "john.doe" in a path: the name's words in any case, joined by a blank, "_", "." or "-", between letters
     that are not part of it (a file name's "_" is a border, as a blank is)."""
@@ -211,7 +232,7 @@ def _respellings(text: str, found: Sequence[Finding], taken: set[tuple[int, int]
                 people.setdefault(words, f)
     if not people:
         return []
-    low = text.lower()
+    low = text.lower() if lowered is None else lowered.low
     if len(low) != len(text):  # a letter whose lower case is longer ("İ"): offsets would not hold
         return []
     out = []
@@ -257,6 +278,24 @@ def find_words(text: str, values: Collection[str]) -> list[tuple[int, int]]:
             ):
                 out.append((i, j))
             i = text.find(v, i + 1)
+    return out
+
+
+def _words_in(lowered: Lowered, values: Collection[str]) -> list[tuple[int, int]]:
+    """``find_words(lowered.text, values)``, from where each value's lower case stands in the lower case (the text
+    must be ``aligned``: then every occurrence of a value is one of its lower case's)."""
+    text = lowered.text
+    out = []
+    for v in values:
+        size = len(v)
+        for i in lowered.where(v.lower()):
+            j = i + size
+            if (
+                text.startswith(v, i)
+                and (i == 0 or (not text[i - 1].isalnum() and text[i - 1] != "_"))
+                and (j == len(text) or (not text[j].isalnum() and text[j] != "_"))
+            ):
+                out.append((i, j))
     return out
 
 

@@ -20,6 +20,7 @@ from gateway.model.identifiers.analyzer import Analyzer, find_words
 from gateway.model.identifiers.anonymizer import Replacement, anonymize
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.kinds import MISC, PERSON, SAFE_HARBOR
+from gateway.model.identifiers.lowered import Lowered
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
 from gateway.model.rewrite import Edit, Rewritten, TextEdit, apply_edits, compose
 from gateway.model.terms import PLACEHOLDER
@@ -61,7 +62,7 @@ def remove_identifiers(
     named: Callable[[str], bool] | None = None,
     addresses: Collection[str] = (),
 ) -> IdentifierPass:
-    findings = analyzer.analyze(text, policy.identifiers, addresses=addresses)
+    findings, lowered = analyzer.analyze_lowered(text, policy.identifiers, addresses=addresses)
     if named is not None:
         # A capitalised word the analyzer could only call MISC ("HIV") that the policy names as an entity is
         # the model's to replace: it is risky by name there, and gets its generalization ("ill health")
@@ -77,12 +78,15 @@ def remove_identifiers(
         text,
         findings,
         [r for r in replacements if r.finding.kind != PERSON or not analyzer.is_ordinary_name(r.finding.text, PERSON)],
+        lowered,
     )
     edits = [_edit(text, r) for r in replacements]
     return IdentifierPass(apply_edits(text, edits), tuple(_decisions(replacements)))
 
 
-def _in_other_case(text: str, findings: Sequence[Finding], replacements: Sequence[Replacement]) -> list[Replacement]:
+def _in_other_case(
+    text: str, findings: Sequence[Finding], replacements: Sequence[Replacement], lowered: Lowered | None = None
+) -> list[Replacement]:
     """A replaced value in another case ("ettus" after "Ettus"), as a word: replaced the same way.
 
     The engine after this pass flags every word that is a replaced value as it stands in any case
@@ -91,7 +95,10 @@ def _in_other_case(text: str, findings: Sequence[Finding], replacements: Sequenc
     """
     if not replacements:
         return []
-    low = text.lower()
+    # The analyzer's lower case of this text, with the searches it made for the same values (when it read the
+    # text as it stands).
+    lowered = lowered if lowered is not None and lowered.text is text else Lowered(text)
+    low = lowered.low
     if len(low) != len(text):  # a letter whose lower case is longer ("İ"): offsets would not match
         return []
     taken = sorted((f.start, f.end) for f in findings)
@@ -100,7 +107,7 @@ def _in_other_case(text: str, findings: Sequence[Finding], replacements: Sequenc
     values: dict[str, Replacement] = {}
     for r in replacements:
         values.setdefault(r.finding.text.lower(), r)
-    for start, end in sorted(_whole_words(low, values)):
+    for start, end in sorted(_whole_words(lowered, values)):
         if _overlaps(taken, starts, start, end):
             continue  # found by the analyzer, or inside another finding
         r = values[low[start:end]]
@@ -116,19 +123,18 @@ def _in_other_case(text: str, findings: Sequence[Finding], replacements: Sequenc
 _OTHER_CASE = ", in another case"
 
 
-def _whole_words(text: str, values: Collection[str]) -> list[tuple[int, int]]:
-    """Where each value stands as a word of the engine's: a hyphen joins words ("sans" of a font's name is
-    not in "sans-serif"), an underscore parts them ("Aptos_EmbeddedFont")."""
+def _whole_words(lowered: Lowered, values: Collection[str]) -> list[tuple[int, int]]:
+    """Where each value (in lower case) stands in the lower case as a word of the engine's: a hyphen joins words
+    ("sans" of a font's name is not in "sans-serif"), an underscore parts them ("Aptos_EmbeddedFont")."""
+    text = lowered.low
     out = []
     for v in values:
-        i = text.find(v)
-        while i >= 0:
+        for i in lowered.where(v):
             j = i + len(v)
             if (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "-")) and (
                 j == len(text) or not (text[j].isalnum() or text[j] == "-")
             ):
                 out.append((i, j))
-            i = text.find(v, i + 1)
     return out
 
 
