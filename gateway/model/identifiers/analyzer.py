@@ -316,19 +316,24 @@ def resolve_overlaps(found: list[Finding]) -> list[Finding]:
     ends: list[int] = []
     lost: list[Finding] = []
     for f in sorted(found, key=lambda f: (-f.score, f.start - f.end, f.start)):  # the longer first (no property call)
-        if f.start >= f.end:
+        start, end = f.start, f.end
+        if start >= end:
             continue
-        i = bisect.bisect_right(starts, f.start)
-        if (i > 0 and ends[i - 1] > f.start) or (i < len(starts) and starts[i] < f.end):
+        i = bisect.bisect_right(starts, start)
+        if (i > 0 and ends[i - 1] > start) or (i < len(starts) and starts[i] < end):
             if f.kind in _OPAQUE_KINDS or f.kind in NAME_KINDS:
                 lost.append(f)
             continue
-        starts.insert(i, f.start)
-        ends.insert(i, f.end)
+        starts.insert(i, start)
+        ends.insert(i, end)
         kept.append(f)
     kept.sort(key=lambda f: f.start)
     for f in lost:
         i = bisect.bisect_right(starts, f.start)
+        if i > 0 and starts[i - 1] == f.start and ends[i - 1] == f.end and f.kind in NAME_KINDS:
+            # A name read again over the very span kept (a mention found twice): nothing below would change
+            # (_merge_people needs two readings inside it, and a name grows only to a longer one).
+            continue
         if f.kind == K.PERSON and _merge_people(f, kept, starts, ends):
             continue
         hits = [j for j in (i - 1, i) if 0 <= j < len(kept) and starts[j] < f.end and ends[j] > f.start]
