@@ -720,8 +720,8 @@ def test_each_value_is_anonymized_once_and_as_each_finding_alone(monkeypatch: py
                                          "021**", "[PERSON 2]"]  # fmt: skip
 
 
-# Recognizers that skip a scan where the shape rules it out (a date of birth written as one number, a MAC address,
-# a ZIP code):
+# Recognizers that skip a scan where the shape rules it out (a date of birth written as one number, a MAC or IPv4
+# address, a ZIP code):
 # each text finds with its shape what it finds without (None: every scan runs). Labels and separators as the
 # patterns allow them, blanks outside ASCII and of the information separators between label and number, digits
 # of other scripts, capitals and small hexadecimal letters.
@@ -736,6 +736,8 @@ SHAPE_SKIP_EDGES = [
     "Springfield, IL 62704", "IL. 62704-1234", "IL,\t62704", "zip: 02139", "ZIP:02139", "Zip Code\t02139",
     "postal code 12345", "zipcode 90210", "zip:\u0661\u0662\u0663\u0664\u0665", "CA\u00a090210", "NY\n10001",
     "zip12345", "ref 12345 in IL",
+    "IP 10.0.0.1", "[192.168.1.151]", "host: 172.104.30.75.", "version 3.15.0.0", "1.2.3 and 1.2.3.4.5",
+    "gateway 10.\u0661.0.1", "server\u00a0255.255.255.0", "a1.2.3.4 b", "inet 127.0.0.1/8",
 ]  # fmt: skip
 
 
@@ -749,6 +751,7 @@ def test_the_shape_skip_edges_are_exercised() -> None:
     births = [f.text for text in SHAPE_SKIP_EDGES for f in P.dates(text) if f.source == "date of birth"]
     macs = [f.text for text in SHAPE_SKIP_EDGES for f in P.ips(text) if f.source == "MAC address"]
     zips = [f.text for text in SHAPE_SKIP_EDGES for f in P.zips(text)]
+    assert len([f for text in SHAPE_SKIP_EDGES for f in P.ips(text) if f.source == "ipaddress"]) >= 4
     assert len(births) >= 10 and any(not b.isascii() for b in births) and len(macs) >= 5
     assert len(zips) >= 7 and any(not z.isascii() for z in zips)
     # and both are skipped where nothing of them stands

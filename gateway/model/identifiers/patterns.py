@@ -130,6 +130,7 @@ _IPV6 = re.compile(
 # the search of the bytes jumps to: a third of the texts hold one, against three in four for _MAC_HINT's scan of the
 # text, which tries every ":" and "-".
 _MAC_SHAPE_COLON = re.compile(rb":[9Aa-f]{2}[:-]")
+_IPV4_SHAPE = re.compile(rb"9\.9{1,3}\.9{1,3}\.9")  # what every match of _IPV4 holds in the shape
 _MAC_SHAPE_HYPHEN = re.compile(rb"-[9Aa-f]{2}[:-]")
 _IPV6_HINT = re.compile(r":(?<=[0-9A-Fa-f]:)[0-9A-Fa-f]{1,4}:")
 _MAC_HINT = re.compile(r"[:-](?<=[0-9A-Fa-f]{2}[:-])[0-9A-Fa-f]{2}[:-]")
@@ -506,7 +507,8 @@ def bare_urls(text: str, shape: bytes | None = None) -> Iterator[Finding]:
 
 
 def ips(text: str, shape: bytes | None = None) -> Iterator[Finding]:
-    for m in _IPV4.finditer(text):
+    # Four groups of digits and their dots: in the shape a literal-led search (a third of the texts hold one).
+    for m in _IPV4.finditer(text) if shape is None or _IPV4_SHAPE.search(shape) else ():
         try:
             ipaddress.IPv4Address(m.group())
         except ValueError:
