@@ -738,6 +738,9 @@ SHAPE_SKIP_EDGES = [
     "zip12345", "ref 12345 in IL",
     "IP 10.0.0.1", "[192.168.1.151]", "host: 172.104.30.75.", "version 3.15.0.0", "1.2.3 and 1.2.3.4.5",
     "gateway 10.\u0661.0.1", "server\u00a0255.255.255.0", "a1.2.3.4 b", "inet 127.0.0.1/8",
+    "a 45-year-old man", "45 years old", "45 yrs old", "45 yr-old", "45 yo.", "45y/o,", "45 y.o. male", "45 Y/O.",
+    "45 YEARS OLD", "45-YEAR-OLD", "45 yr\u017f old", "45\u00a0yo,", "\u0664\u0665 years old", "aged 45 yo!",
+    "45 you", "45 yoyo", "45\tYrs-old", "1 Yo)", "x45 years old",
 ]  # fmt: skip
 
 
@@ -745,6 +748,9 @@ SHAPE_SKIP_EDGES = [
 def test_a_scan_skipped_by_the_shape_would_have_found_nothing(text: str) -> None:
     for recognizer in (P.dates, P.ips, P.zips):
         assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None)), recognizer
+    # the age scan is skipped by a search of the text itself: compared with the pattern's own scan
+    ages = [m.span() for m in P._AGE_NUMBER.finditer(text)]
+    assert [(f.start, f.end) for f in P.ages(text) if f.source == "age pattern" and f.text[0].isdigit()] == ages
 
 
 def test_the_shape_skip_edges_are_exercised() -> None:
@@ -752,6 +758,8 @@ def test_the_shape_skip_edges_are_exercised() -> None:
     macs = [f.text for text in SHAPE_SKIP_EDGES for f in P.ips(text) if f.source == "MAC address"]
     zips = [f.text for text in SHAPE_SKIP_EDGES for f in P.zips(text)]
     assert len([f for text in SHAPE_SKIP_EDGES for f in P.ips(text) if f.source == "ipaddress"]) >= 4
+    ages = [m.group() for text in SHAPE_SKIP_EDGES for m in P._AGE_NUMBER.finditer(text)]
+    assert len(ages) >= 14 and any(not a.isascii() for a in ages) and "45 yr\u017f old" in ages
     assert len(births) >= 10 and any(not b.isascii() for b in births) and len(macs) >= 5
     assert len(zips) >= 7 and any(not z.isascii() for z in zips)
     # and both are skipped where nothing of them stands
@@ -765,6 +773,8 @@ def test_the_shape_skips_on_archive_texts() -> None:
     for text in archive_texts(300, chars=20_000):
         for recognizer in (P.dates, P.ips, P.zips):
             assert list(recognizer(text, P.shape_of(text))) == list(recognizer(text, None))
+        ages = [m.span() for m in P._AGE_NUMBER.finditer(text)]
+        assert [(f.start, f.end) for f in P.ages(text) if f.source == "age pattern" and f.text[0].isdigit()] == ages
 
 
 # Texts whose values recur in their own case and in others: a capital sigma (lowered by the letter after it), a

@@ -79,6 +79,13 @@ _AGE_AT_GE = re.compile(r"ge(?<=[Aa]ge)(?<!\w[Aa]ge)(?:d| of)?\s*:?\s*(?P<a>\d{1
 _AGE_NUMBER = re.compile(
     r"\d(?<!\w\d)\d{0,2}(?:[- ](?:years?|yrs?|y/?o)[- ]old\b|\s*(?:yo|y/o|y\.o\.)(?=\W)|-year-old\b)", re.IGNORECASE
 )
+# What every match of _AGE_NUMBER holds: after its digits and a blank or "-", "y" or "Y" and how each of its words
+# goes on ("year", "yr", "yrs " or "yrs-", "yo", "y/o", "y.o."), in any case (the case-insensitive "s" also takes
+# "ſ", and no other letter of them another character). A search from that letter, where the scan of every digit
+# finds an age in 1 text in 400 of the archive's and tries each of them.
+_AGE_AFTER = r"(?:[eE][aA][rR]|[rR][sSſ]?[- ]|/?[oO](?!\w)|\.[oO]\.)"
+_AGE_AFTER_LOWER_Y = re.compile(rf"y(?<=[\d\s-]y){_AGE_AFTER}")
+_AGE_AFTER_CAPITAL_Y = re.compile(rf"Y(?<=[\d\s-]Y){_AGE_AFTER}")
 # An age over 89 in words ("aged ninety", "ninety-two years old", "a hundred and one"): Safe Harbor's rule is
 # for the age, however written; under 90 a word says no more than the digits would, which may stay.
 _OVER_89_WORDS = (
@@ -415,7 +422,7 @@ def ages(text: str, shape: bytes | None = None) -> Iterator[Finding]:
             start = m.start() - 1  # the "a" before the "ge" the match opens with
             yield Finding(start=start, end=m.end(), kind=K.AGE, text=text[start : m.end()], score=0.85,
                           source="age pattern", parts=(("age", value),))  # fmt: skip
-    for m in _AGE_NUMBER.finditer(text):
+    for m in _AGE_NUMBER.finditer(text) if _AGE_AFTER_LOWER_Y.search(text) or _AGE_AFTER_CAPITAL_Y.search(text) else ():
         value = re.match(r"\d+", m.group())[0]  # type: ignore[index]
         if 0 < int(value) < 130:
             yield _f(m, K.AGE, "age pattern", parts=(("age", value),))
