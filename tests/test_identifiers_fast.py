@@ -841,3 +841,32 @@ def test_each_value_is_searched_for_once_in_a_pass(analyzer: Analyzer, monkeypat
     # Replaced in every case (the pass's search in lower case), each value searched for once (the analyzer's too).
     assert result.text.count("[PERSON 1]") == 3 and "okonkwo" not in result.text.lower()
     assert len(searched) == len(set(searched)) and {"ettus nakamura", "okonkwo"} <= set(searched)
+
+
+MONTH_DAY_EDGES = [
+    "seen on 3/15", "discharged 10-5.", "3/15 at the start", "12/31", "on 3/15/2024", "1/2/3", "on \u0661/\u0662",
+    "x3/15", "on 3/15x", "on 3/15.5", "on 3/15-4", "2024-03-05", "555-123-4567", "a.1/2", ":1/2", "-1/2", "(3/15)",
+    "on\u00a03/15", "10/100 Mbps", "on 3-15-", "3/15:", "on 3/1 5", "v1.2/3", "9\n3/15", "03/15\n", "123/4", "1/234",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", MONTH_DAY_EDGES)
+def test_the_month_and_day_search_from_the_separator_finds_where_the_pattern_does(text: str) -> None:
+    from_separator = P._MONTH_DAY_AT_SLASH.search(text) or P._MONTH_DAY_AT_HYPHEN.search(text)
+    assert bool(from_separator) == bool(P._MONTH_DAY.search(text))
+
+
+def test_the_month_and_day_edges_are_exercised() -> None:
+    found = [t for t in MONTH_DAY_EDGES if P._MONTH_DAY.search(t)]
+    assert 10 <= len(found) <= len(MONTH_DAY_EDGES) - 10  # both ways
+    assert [f.text for f in P.dates("seen on 3/15 and discharged 10-5.") if f.source == "month and day"] == [
+        "3/15",
+        "10-5",
+    ]
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_month_and_day_search_on_archive_texts() -> None:
+    for text in archive_texts(300, chars=20_000):
+        from_separator = P._MONTH_DAY_AT_SLASH.search(text) or P._MONTH_DAY_AT_HYPHEN.search(text)
+        assert bool(from_separator) == bool(P._MONTH_DAY.search(text))

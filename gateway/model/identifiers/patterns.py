@@ -372,7 +372,9 @@ def dates(text: str, shape: bytes | None = None) -> Iterator[Finding]:
 
     # A month and day without a year ("seen on 3/15", "discharged 10-5") is a date element Safe Harbor names;
     # alone, "3/4" is as often a fraction or a ratio, so only after a word that introduces a date.
-    if shape is None or b"9/9" in shape or b"9-9" in shape:
+    if (shape is None or b"9/9" in shape or b"9-9" in shape) and (
+        _MONTH_DAY_AT_SLASH.search(text) or _MONTH_DAY_AT_HYPHEN.search(text)
+    ):
         for m in _MONTH_DAY.finditer(text):
             month, day = (int(x) for x in re.split(r"[/-]", m.group()))
             if (
@@ -388,6 +390,21 @@ def dates(text: str, shape: bytes | None = None) -> Iterator[Finding]:
 
 
 _MONTH_DAY = re.compile(r"\d(?<![\w./:-]\d)\d?[/-]\d\d?(?![\w/:]|[.-]\d)")
+
+
+def _month_day_at(sep: str) -> re.Pattern[str]:
+    """_MONTH_DAY's matches with this separator, found from it (a literal the scan jumps to, where _MONTH_DAY's scan
+    tries every digit): one or two digits before it after no word character, ".", "/", ":" or "-" (or at the text's
+    start), and its own end after it. A match of this exists where one of _MONTH_DAY does (ISO dates, phone numbers
+    and versions, the "9/9" and "9-9" of three texts in five, have none)."""
+    s = re.escape(sep)
+    return re.compile(
+        rf"{s}(?:(?<=[^\w./:-]\d{s})|(?<=[^\w./:-]\d\d{s})|(?<=^\d{s})|(?<=^\d\d{s}))\d\d?(?![\w/:]|[.-]\d)"
+    )
+
+
+_MONTH_DAY_AT_SLASH = _month_day_at("/")
+_MONTH_DAY_AT_HYPHEN = _month_day_at("-")
 _DATE_WORD_BEFORE = re.compile(
     r"\b(?:on|since|until|till|from|by|before|after|dated?|DOB|born|seen|visit|visited|admitted|discharged|"
     r"scheduled(?: for)?|appointment|due|surgery|birthday|between)[\s:,]+(?:(?:on|the)\s+)?\Z",
