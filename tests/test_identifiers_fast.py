@@ -870,3 +870,32 @@ def test_the_month_and_day_search_on_archive_texts() -> None:
     for text in archive_texts(300, chars=20_000):
         from_separator = P._MONTH_DAY_AT_SLASH.search(text) or P._MONTH_DAY_AT_HYPHEN.search(text)
         assert bool(from_separator) == bool(P._MONTH_DAY.search(text))
+
+
+# Every run of four digits standing alone, as the year scan tried them before it opened with a year's digits.
+FOUR_DIGITS = re.compile(r"\d(?<![\w./,-]\d)\d\d\d(?![\d/-])")
+YEAR_EDGES = [
+    "2004 at the start", "in 1994, 1994-2004 and 1994–2004", "x1994 .1994 1,1994 -1994 /1994 _1994",
+    "19945 1994/ 1994-",
+    "2099 1599 1600 1999 2100 3000", "\u0662\u0660\u0662\u0664 and 20\u0662\u0664", "\n2004\n(1994) 1994s 1994.",
+    "\u00e91994 \u00a01994 \u20291994", "12 2004 12004 0204",
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("text", YEAR_EDGES)
+def test_the_year_scan_finds_the_four_digits_that_are_years(text: str) -> None:
+    want = [m.span() for m in FOUR_DIGITS.finditer(text) if P._YEAR_RE.fullmatch(m.group())]
+    assert [m.span() for m in P._YEAR_TOKEN.finditer(text)] == want
+
+
+def test_the_year_edges_are_exercised() -> None:
+    tokens = [m.group() for text in YEAR_EDGES for m in FOUR_DIGITS.finditer(text)]
+    years = [t for t in tokens if P._YEAR_RE.fullmatch(t)]
+    assert len(years) >= 12 and len(tokens) - len(years) >= 5 and any(not y.isascii() for y in years)
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_year_scan_on_archive_texts() -> None:
+    for text in archive_texts(300, chars=20_000):
+        want = [m.span() for m in FOUR_DIGITS.finditer(text) if P._YEAR_RE.fullmatch(m.group())]
+        assert [m.span() for m in P._YEAR_TOKEN.finditer(text)] == want
