@@ -29,7 +29,7 @@ from gateway.errors import (
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer
 from gateway.model.identifiers.stage import mask
-from gateway.model.memory import Memory, disclosed_terms, named_entities, written
+from gateway.model.memory import Memory, disclosed_terms, named_entities, removed, written
 from gateway.model.records import Decision
 from gateway.sandbox import ChildDiedError, ChildTimeoutError, address_space, run_forked
 from gateway.store.base import DecisionRecord, HoldCause
@@ -217,7 +217,13 @@ def _judge(job: _Job, extracted: Extracted) -> JobResult:
         final = outcome.results[-1].text if outcome.results else ""
         disclosed = {
             p.name: disclosed_terms(
-                engine, final, p.sanitize, named=named_entities(r), signature=r.signature, wrote=written(r)
+                engine,
+                final,
+                p.sanitize,
+                named=named_entities(r),
+                signature=r.signature,
+                wrote=written(r),
+                removed=removed(r),
             )
             for p, r in zip(policies, outcome.results, strict=False)
             if p.name in memory and p.sanitize.entities  # an identifiers-only policy has no groups to remember

@@ -107,6 +107,20 @@ def test_real_paragraph_hiv(engine: Engine) -> None:
         assert MEDICAL[s:e] == "HIV"
 
 
+def test_c_s_name_is_written_as_a_generalization_that_tells_nothing_of_c(engine: Engine) -> None:
+    policy = SanitizePolicy(entities=("HIV",), alpha=2.0)
+    result = engine.sanitize("HIV is spread by blood. People with HIV take pills every day.", policy)
+    (hiv,) = [d for d in result.decisions if d.term == "hiv"]
+    assert hiv.reason == "entity-name" and hiv.replacement is not None
+    told = {s.term: s.pmi for s in hiv.chain if s.accepted}  # K's PMI(HIV; g), g read as any of its words
+    # The first safe generalization ("ill health") is still tied to HIV in K; the name goes on along its own
+    # chain to one K finds with HIV no more often than without it, which every disease's name may stand for.
+    first_safe = next(s.term for s in hiv.chain if s.accepted)
+    assert told[first_safe] > 0 >= told[hiv.replacement]
+    assert hiv.chain[-1].term == hiv.replacement and hiv.chain[-1].accepted
+    assert hiv.replacement in [g.term for g in engine.taxonomy.generalizations("HIV", hiv.sense)]
+
+
 def test_articles_agree_with_replacements(engine: Engine) -> None:
     result = engine.sanitize(MEDICAL, SanitizePolicy(entities=("HIV",), alpha=1.5))
     for d in result.decisions:

@@ -13,6 +13,7 @@ from gatewaykit import ThreadedCapture
 from gateway import streams
 from gateway.config import load_config
 from gateway.model.engine import Engine
+from gateway.model.memory import removed_marker
 from gateway.store.base import Envelope
 from gateway.store.sqlite import SQLiteStore
 from gateway.worker import sanitize_message
@@ -47,6 +48,10 @@ def site(tmp_path: Path, engine: Engine) -> Iterator[tuple[RunningAdmin, dict[st
         streams.remember(store, message_id=f"msg{name}", sender=CLINIC, recipients=[INSURER], thread=thread,
                          disclosed=result.disclosed)  # fmt: skip
         ids[name] = f"msg{name}"
+    # A word a message took out is remembered for its thread (memory.REMOVED): the sender's, never let through.
+    streams.remember(store, message_id="msgfirst", sender=CLINIC, recipients=[INSURER],
+                     thread=streams.thread_of(_mail("", "<first@clinic.example>")),
+                     disclosed={"medical": (removed_marker("gonorrhoea"),)})  # fmt: skip
     admin = RunningAdmin(config_path, store)
     yield admin, ids
     admin.close()
@@ -65,6 +70,7 @@ def test_a_stream_and_the_decision_it_caused(site: tuple[RunningAdmin, dict[str,
     assert "patient" in accumulated and "counselling" in accumulated
     # What the first message wrote for "condoms" is remembered for its thread, but it was not let through.
     assert "condom" not in accumulated and "[wrote" not in accumulated
+    assert "gonorrhoea" not in accumulated and "[removed" not in accumulated  # nor what a message took out
     disclosures = detail.body.split('id="disclosures"')[1]
     assert f'href="/messages/{ids["first"]}"' in disclosures and "&lt;first@clinic.example&gt;" in disclosures
     assert "No stream" in bob.get("/streams?sender=nobody@else.example").body

@@ -21,6 +21,8 @@ from gateway.model.memory import (
     Memory,
     disclosed_terms,
     named_marker,
+    removed,
+    removed_marker,
     thread_in,
     thread_marker,
     written,
@@ -456,3 +458,22 @@ def test_with_what_its_thread_wrote_a_message_still_lowers_what_it_lowers_alone(
         lowered = {span for d in with_memory.decisions for span in d.spans}
         assert all(span in lowered for d in alone.decisions for span in d.spans)
     assert taken >= 5  # the property was put to the test
+
+
+def test_a_term_its_thread_took_out_is_not_let_through_by_a_later_message(engine: Engine) -> None:
+    first = engine.sanitize("The gay men's health crisis clinic saw many homosexual patients with HIV.", US_MEDICAL)
+    assert "gay" in removed(first) and "gay" not in first.text.lower()  # left out: no generalization lowered it
+    marker = removed_marker("gay")
+    assert marker in disclosed_terms(engine, first.text, US_MEDICAL, removed=removed(first))
+    # Alone, a later message lets the word through; after the gap, the word would tell a reader what it held.
+    for later, word in (("The gay community held a picnic in the park.", "gay"),
+                        ("Gay-friendly hotels were listed in the guide.", "gay-friendly")):  # fmt: skip
+        assert engine.sanitize(later, US_MEDICAL).text == later
+        r = engine.sanitize(later, US_MEDICAL, disclosed=(marker,))
+        (d,) = r.decisions
+        assert (d.term, d.reason, d.earlier) == (word, "stream", (marker,)) and "gay" not in r.text.lower()
+    # As another marker of the thread, it counts within the thread only, and the audit names its message.
+    said = Disclosure(message_id="m1", at=0.0, policy="p", sender="a@x", recipient="b@y", terms=(marker,),
+                      thread="<t>")  # fmt: skip
+    assert Memory.of((said,), thread="<t>").sources((marker,)) == ("m1",)
+    assert marker not in Memory.of((said,), thread="<other>").terms

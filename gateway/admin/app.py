@@ -40,7 +40,7 @@ from gateway.admin.compare import compare
 from gateway.admin.policyedit import add_term
 from gateway.config import Config
 from gateway.errors import SanigateError
-from gateway.model.memory import SIGNATURE, WROTE, Disclosure
+from gateway.model.memory import REMOVED, SIGNATURE, WROTE, Disclosure
 from gateway.review import release
 from gateway.store.base import AuditEntry, AuditQuery, MessageQuery, Store, StreamQuery
 
@@ -429,9 +429,9 @@ class _Admin:
         terms: dict[str, int] = {}
         for d in disclosures:
             for t in d.terms:
-                # What the sender wrote (a signature, a term and what it was written as), remembered for the thread:
-                # not let through.
-                if not t.startswith((SIGNATURE, WROTE)):
+                # What the sender wrote (a signature, a term and what it was written as, a term taken out),
+                # remembered for the thread: not let through.
+                if not t.startswith((SIGNATURE, WROTE, REMOVED)):
                     terms[t] = terms.get(t, 0) + 1
         return self._render(
             request, "streams.html", request.state.session, streams=summaries, disclosures=disclosures,

@@ -22,7 +22,9 @@ Beyond the paper:
     ever changed. The text is settled alone first and the memory's rounds start
     from that output, so a message with a memory lowers at least what it lowers
     alone; a term the thread's earlier messages generalized is written as they
-    wrote it, where that is safe and K ties it to c no more (memory.WROTE);
+    wrote it, where that is safe and K ties it to c no more (memory.WROTE), and
+    one they took out (redacted, or left out) is taken out again, or generalized
+    where that is safe here (memory.REMOVED), alone or as a word of a phrase;
   * rounds: the rewritten text is checked again, so a replacement that forms a
     new risky group is caught; the policy's last round, and any after it,
     redacts what it finds until the engine's own check finds nothing: the
@@ -55,7 +57,16 @@ from gateway.model.generalization import Generalizer, NameKinds, Risky
 from gateway.model.incremental import Reading, TextMemo
 from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
-from gateway.model.memory import NAMING, is_marker, named_in, signature_in, thread_in, wrote_in
+from gateway.model.memory import (
+    NAMING,
+    is_marker,
+    named_in,
+    removed_in,
+    removed_marker,
+    signature_in,
+    thread_in,
+    wrote_in,
+)
 from gateway.model.modifiers import is_omitted
 from gateway.model.prefilter import Clean, CleanTextFilter, WholeKnowledge
 from gateway.model.reading import Reader
@@ -236,6 +247,7 @@ class Engine:
         thread_signature = {e: keys for e, keys in signature_in(disclosed).items() if e in thread_named}
         text_named: set[str] = set()  # filled by the rounds: later rounds no longer hold the name
         thread_terms = thread_in(disclosed)  # what the thread's own earlier messages let through: judged with first
+        thread_removed = removed_in(disclosed)  # what they took out: taken out here too (``_round``)
         disclosed = [k for k in disclosed if not is_marker(k)]
         self.evidence.second_order.new_text()  # this text's signature is read by its first round
         memo = self.reader.text_memo(policy, entities)
@@ -245,7 +257,7 @@ class Engine:
         if fast:
             # What its thread let through counts towards c's evidence when the thread named c (Accumulator.settle).
             unchanged = self._if_clean(text, judged, entities, avoid, disclosed, memo, thread_terms,
-                                       thread_evidence=bool(thread_named))  # fmt: skip
+                                       thread_evidence=bool(thread_named), removed=thread_removed)  # fmt: skip
             if unchanged is not None:
                 return unchanged
         original_keys: list[str] = []
@@ -284,6 +296,7 @@ class Engine:
                     avoid=flagged,
                     disclosed=disclosed if remembering else (),
                     thread=thread_terms if remembering else (),
+                    removed=thread_removed if remembering else frozenset(),
                     memo=memo if self.incremental else self.reader.text_memo(policy, entities),
                     first=rounds == 1,
                     # c's signature is read from the text as it came: by the first round, and again (with the
@@ -316,7 +329,7 @@ class Engine:
         # memory's rounds then start from that output. Judged in one pass, a group the memory made risky could
         # take a weaker member out of a group of the text's own and leave its strongest member standing
         # ("Orthodoxy" let through in a thread about Orthodox Judaism, which the message alone redacted).
-        remembering = bool(disclosed or thread_named)
+        remembering = bool(disclosed or thread_named or thread_removed)
         settle(remembering=False)
         if remembering:
             settle(remembering=True)
@@ -340,16 +353,20 @@ class Engine:
         thread_terms: Collection[str] = (),
         *,
         thread_evidence: bool = False,
+        removed: frozenset[str] = frozenset(),
     ) -> SanitizeResult | None:
         """The text as it is, when nothing in it is near the line (prefilter.py); None: run the algorithm.
 
         ``thread_terms``: the terms of ``disclosed`` the message's own thread let through (memory.thread_in), which
         the memory's groups join beside the stream's riskiest (Detector.remembered), and, with ``thread_evidence``
-        (the thread named c), every paragraph's evidence too.
+        (the thread named c), every paragraph's evidence too. ``removed``: what the thread took out (a text that
+        shows one of them is not left as it is).
         """
         if self._clean is None:
             return None
         tokens, occs = self.terms_of(text, entities, policy, memo=memo)
+        if removed and any(_shown(k, removed) is not None for k in {o.key for o in occs}):
+            return None
         allow = {self.key(t) for t in policy.allow}
         stop = {self.key(t) for t in policy.deny} | set(avoid)  # what Detector.classify flags before any count
         # Groups are judged per sentence and per paragraph (Detector.groups): both units, paragraphs as -1 - index.
@@ -458,6 +475,7 @@ class Engine:
         thread_signature: Mapping[str, Collection[str]] | None = None,
         written: Mapping[str, frozenset[str]] | None = None,
         written_out: dict[str, frozenset[str]] | None = None,
+        removed: frozenset[str] = frozenset(),
     ) -> tuple[list[Edit], list[Decision]]:
         """One pass of detection, generalization and rewriting over the current text."""
         memo = memo or self.reader.text_memo(policy, entities)
@@ -486,6 +504,12 @@ class Engine:
             risky, safe = self.detector.classify(by_key, tokens, entities, policy, avoid)
             if not risky:
                 last.safe = (avoided, dict(safe))
+        for key in sorted(by_key.keys() - risky.keys() if removed else ()):
+            # The thread's earlier messages took it out: let through here (alone, or as a word of a phrase or a
+            # compound), it would show what their gap held.
+            if (shown := _shown(key, removed)) is not None:
+                safe.pop(key, None)
+                risky[key] = Risky(key, "stream", None, earlier=frozenset({removed_marker(shown)}))
         redact_all = force_redact or policy.mode == "redact"
         # A replacement must not be a term this text has flagged (or an earlier round or policy did).
         forbidden = set(avoid) | set(risky)
@@ -672,6 +696,17 @@ class Engine:
                            chosen=chosen)  # fmt: skip
 
 
+def _shown(key: str, keys: Collection[str]) -> str | None:
+    """The one of ``keys`` that ``key`` is, or that a run of its words is ("jewish heritage", "non-jewish":
+    "jewish"); None when it shows none of them."""
+    if key in keys:
+        return key
+    words = _KEY_WORD.findall(key)
+    runs = (" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 1, len(words) + 1))
+    return next((run for run in runs if run in keys), None) if len(words) > 1 else None
+
+
+_KEY_WORD = re.compile(r"[^\W_]+")
 _UPPER = b"ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _LOWER = b"abcdefghijklmnopqrstuvwxyz"
 

@@ -18,7 +18,7 @@ from gateway.model.derived import compound_parts
 from gateway.model.facts import is_ordinal
 from gateway.model.kin import heads_a_phrase, nearest_kin, sense_by_company, text_nouns
 from gateway.model.measure import Conjuncts, Measure, Verdict, canon
-from gateway.model.memory import wrote_marker
+from gateway.model.memory import NAMING, wrote_marker
 from gateway.model.modifiers import OMITTED, is_omitted, omittable
 from gateway.model.records import Entity, SanitizePolicy, Step
 from gateway.model.taxonomy import Generalization, Sense, Taxonomy, Weights, choose_sense_lowered
@@ -249,8 +249,40 @@ class Generalizer:
             r.chain = [Generalization(term=noun, source=f"name-kind:{kind}"), *self.taxonomy.generalizations(noun)]
         r.omit = policy.omit_modifiers and omittable(tokens, occs, self.taxonomy)
         self.advance(r, entities, policy, group=None, forbidden=forbidden)
+        if r.reason in NAMING:
+            self._telling_least(r, entities, policy, forbidden)
         if self._wrote and r.key in self._wrote:
             self._as_written(r, entities, policy, forbidden)
+
+    def _telling_least(
+        self,
+        r: Risky,
+        entities: Sequence[Entity],
+        policy: SanitizePolicy,
+        forbidden: Collection[str],
+    ) -> None:
+        """c's own name (or a form of it): on from its first safe generalization to the first that K finds with c
+        no more often than without it (PMI <= 0 for every c), else to the one along the chain that ties to c least.
+
+        The name's generalization stands wherever the text named c, as often as it did, and beside every clue the
+        text holds: the first safe one is often a near-synonym of c among its peers ("American state" for Ohio,
+        "ill health" for HIV, "Christianity" for Methodism), which a reader who knows the candidates reads as c.
+        Further along the chain it costs no word more (the name is replaced either way); the chain's own
+        judgement still applies at every step (``advance``), and a name never ends redacted for it."""
+        cur = r.current
+        if cur is None or is_omitted(cur):
+            return
+        best = (r.position, len(r.steps), self.measure.verdict((self.keys_of(cur),), entities, policy.alpha).ratio)
+        while best[2] > 0:
+            self.advance(r, entities, policy, group=None, forbidden=forbidden)
+            cur = r.current
+            if cur is None or is_omitted(cur):
+                break
+            ratio = self.measure.verdict((self.keys_of(cur),), entities, policy.alpha).ratio
+            if ratio < best[2]:
+                best = (r.position, len(r.steps), ratio)
+        r.position, r.redacted = best[0], False
+        del r.steps[best[1] :]
 
     def _as_written(
         self,

@@ -15,9 +15,10 @@ K, and at least ``group_floor`` of the way to the threshold on their own) or
 count as a clue towards a later paragraph's evidence (``evidence_floor``,
 evidence.py). The rest can never make a group risky nor add to a sum, and is
 not worth keeping. Beside them, markers that count within the message's
-thread only: the entities it named, its signature of c, and what it wrote
+thread only: the entities it named, its signature of c, what it wrote
 for each term it generalized (a later message writes the same term the same
-way where that is safe: two generalizations of one word tell a reader the word).
+way where that is safe: two generalizations of one word tell a reader the word),
+and each term it took out (a later message does not fill the gap).
 """
 
 from __future__ import annotations
@@ -119,6 +120,22 @@ def wrote_in(disclosed: Iterable[str]) -> dict[str, frozenset[str]]:
     return _marked_in(disclosed, WROTE)
 
 
+# Remembered too, within the thread: each term a message took out (redacted, or a modifier left out) rather than
+# generalized. A reader who finds a gap in one message and the word in the next, in the same kind of sentence, reads
+# the gap: a later message of the thread takes the term out too, or generalizes it where that is safe here
+# (Engine._round). Sealed, expired and purged with the message's other terms, as the others are.
+REMOVED = "[removed] "
+
+
+def removed_marker(key: str) -> str:
+    return REMOVED + key
+
+
+def removed_in(disclosed: Iterable[str]) -> frozenset[str]:
+    """The terms ``disclosed`` says earlier messages of the thread took out."""
+    return frozenset(t[len(REMOVED) :] for t in disclosed if t.startswith(REMOVED))
+
+
 def is_marker(term: str) -> bool:
     """A marker of the memory (a thread's named entity, signature or written term), not a term the message let
     through."""
@@ -178,6 +195,13 @@ def written(result: SanitizeResult) -> tuple[tuple[str, str], ...]:
                  and "[" not in d.term)  # fmt: skip
 
 
+def removed(result: SanitizeResult) -> tuple[str, ...]:
+    """The terms a sanitized text took out (redacted, or left out as a modifier), in the order of its decisions: not
+    an identifier (never remembered as itself)."""
+    return tuple(dict.fromkeys(d.term for d in result.decisions
+                               if d.action in ("redact", "omit") and d.kind is None and "[" not in d.term))  # fmt: skip
+
+
 def named_entities(result: SanitizeResult) -> frozenset[str]:
     """The entities a sanitized text named (its names and their derived forms, replaced)."""
     return frozenset(d.entity for d in result.decisions if d.reason in NAMING and d.entity)
@@ -191,14 +215,16 @@ def disclosed_terms(
     named: Iterable[str] = (),
     signature: Iterable[tuple[str, Iterable[str]]] = (),
     wrote: Iterable[tuple[str, str]] = (),
+    removed: Iterable[str] = (),
 ) -> tuple[str, ...]:
     """The terms of ``text`` (a sanitized output) that a later group could build on, riskiest first; then a
     marker for each entity of the policy in ``named`` (the ones the original text named), one for each
-    term of its ``signature`` of an entity of the policy (SanitizeResult.signature), and one for each
-    (term, generalization) the text was written with (``written``)."""
+    term of its ``signature`` of an entity of the policy (SanitizeResult.signature), one for each
+    (term, generalization) the text was written with (``written``) and one for each term it took out (``removed``)."""
     markers = tuple(named_marker(e) for e in policy.entities if e in set(named))
     markers += tuple(signature_marker(e, k) for e, keys in signature if e in policy.entities for k in sorted(keys))
     markers += tuple(dict.fromkeys(wrote_marker(k, g) for k, g in wrote))
+    markers += tuple(dict.fromkeys(removed_marker(k) for k in removed))
     if not text.strip():
         return markers
     entities = engine.entities_of(policy)
