@@ -262,7 +262,7 @@ def test_pages_carry_no_content_in_urls_or_logs(site: Site, caplog: pytest.LogCa
     assert hrefs and not any("HIV" in h or "Angeles" in h for h in hrefs)  # ...never in a link
     token = alice.csrf()
     found = alice.post("/audit", {"csrf": token, "term": "HIV"})
-    assert found.status == 200 and "ill health" in found.body
+    assert found.status == 200 and "HIV → pathological state" in found.body  # the decision, as written
     assert page.headers["cache-control"] == "no-store"
     assert "script-src" not in page.headers["content-security-policy"]  # default-src 'none': no script at all
     logged = "\n".join(r.getMessage() for r in caplog.records)

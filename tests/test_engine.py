@@ -156,8 +156,11 @@ def test_several_entities_and_sense_of_a_place(engine: Engine) -> None:
     policy = SanitizePolicy(entities=("Los Angeles", "Catholicism"), alpha=2.0, evidence_budget=0)
     result = engine.sanitize(text, policy)
     by_term = {d.term: d for d in result.decisions}
-    assert by_term["los angeles"].replacement == "city"
-    assert by_term["los angeles"].sense == "los_angeles.n.01"
+    la = by_term["los angeles"]
+    assert la.sense == "los_angeles.n.01"
+    # The city's chain is safe from "city" on; c's name is written as the first along it that K finds with
+    # Los Angeles no more often than without it (Generalizer._telling_least).
+    assert next(s.term for s in la.chain if s.accepted) == "city" and la.replacement == "geographical area"
     # "Catholic" (a derived form of Catholicism) is counted as the entity, so the
     # compound that holds it is risky and falls back to its head noun.
     cathedral = by_term["catholic cathedral"]

@@ -635,7 +635,14 @@ class Engine:
                 )
                 if before.isdigit() and surface[:1].isalpha():
                     surface = " " + surface  # "3.6GHz" -> "3.6 rate", not "3.6rate"
-                edits.append(with_article(text, o.start, o.end, surface))
+                edit = with_article(text, o.start, o.end, surface)
+                if edit.start < edit.term_start:
+                    # The article is its own edit: where the term has formatting of its own (a bold run of a DOCX,
+                    # a tag of HTML), its replacement stays in it, and the article in the text before it.
+                    article = edit.text[: len(edit.text) - len(surface)]
+                    edits.append(Edit(edit.start, edit.term_start, article, edit.start))
+                    edit = Edit(edit.term_start, edit.end, surface, edit.term_start)
+                edits.append(edit)
             v = r.verdict
             decisions.append(
                 Decision(
