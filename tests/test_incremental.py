@@ -15,10 +15,11 @@ import pytest
 from archive import ARCHIVE, archive_texts
 
 from gateway.evaluation.datasets import read_topics, topic_documents
+from gateway.model.detection import RoundState
 from gateway.model.engine import Engine
-from gateway.model.incremental import LineTerms
+from gateway.model.incremental import LineTerms, TextMemo
 from gateway.model.records import SanitizePolicy, SanitizeResult
-from gateway.model.terms import extract_terms
+from gateway.model.terms import TermOccurrence, Token, extract_terms
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -156,6 +157,52 @@ def test_the_memorys_first_round_reuses_the_reading_of_the_text_its_own_rounds_l
         assert read[False] - read[True] in (0, 1)
         reused += read[False] - read[True]
     assert reused >= 4  # 6 when written
+
+
+def _round_state(
+    engine: Engine,
+    text: str,
+    by_key: dict[str, list[TermOccurrence]],
+    tokens: list[Token],
+    p: SanitizePolicy,
+    memo: TextMemo,
+    remembered: dict[str, tuple[frozenset[str], float]],
+) -> RoundState:
+    """What a round hands ``Detector.groups``: the text's terms as ``classify`` finds them, with ``remembered``."""
+    entities = engine.entities_of(p)
+    risky, safe = engine.detector.classify(by_key, tokens, entities, p, ())
+    return RoundState(text, by_key, risky, safe, tokens, {}, entities, p, set(risky), remembered=remembered,
+                      memo=memo.groups)  # fmt: skip
+
+
+@pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
+def test_the_memorys_round_does_not_judge_the_texts_own_groups_again(engine: Engine) -> None:
+    """A unit whose own members formed no risky group in the text's own rounds forms none in the memory's: only
+    its groups with the remembered members are judged (GroupMemo.own)."""
+    p = SanitizePolicy(entities=("HIV", "sexually transmitted disease", "substance abuse"), alpha=1.5)
+    entities = engine.entities_of(p)
+    checked = 0
+    for text in _archive_texts(40):
+        memo = engine.reader.text_memo(p, entities)
+        tokens, occs = engine.terms_of(text, entities, p, memo=memo)
+        by_key: dict[str, list[TermOccurrence]] = {}
+        for o in occs:
+            by_key.setdefault(o.key, []).append(o)
+        first = _round_state(engine, text, by_key, tokens, p, memo, {})
+        before = set(first.risky)
+        engine.detector.groups(first)
+        if set(first.risky) != before or not memo.groups.own:
+            continue  # a risky group changed the members: the memory's round judges those units anew
+        # Forget which groups were judged, for the text and the worker: a group judged again would be noted again.
+        memo.groups.judged.clear()
+        engine.detector._safe_groups.of(entities, p.alpha).clear()
+        # A remembered term too rare to form a group with anything: the groups holding it are all scarce.
+        engine.detector.groups(
+            _round_state(engine, text, by_key, tokens, p, memo, {"zorblaxian": (frozenset({"zorblaxian"}), 1.0)})
+        )
+        assert not [g for g in memo.groups.judged if frozenset({"zorblaxian"}) not in g]
+        checked += 1
+    assert checked >= 10  # 29 of 40 when written
 
 
 def _edited(text: str, rng: random.Random) -> str:

@@ -294,11 +294,12 @@ class Detector:
                     break  # these members were found to form no risky group (a verdict is a function of them)
                 members = {**remembered, **own}
                 # Groups within the text first: the memory is named only for what the text alone did not cause.
-                hit = self._first_risky_group(own, st.entities, policy, judged) or (
-                    self._first_risky_with_memory(members, remembered.keys() - own.keys(), st.entities, policy, judged)
-                    if remembered
-                    else None
-                )
+                hit = None if unit in st.memo.own else self._first_risky_group(own, st.entities, policy, judged)
+                if hit is None:
+                    st.memo.own.add(unit)
+                    if remembered:
+                        hit = self._first_risky_with_memory(members, remembered.keys() - own.keys(), st.entities,
+                                                            policy, judged)  # fmt: skip
                 if hit is None:
                     safe_units.add(unit)
                     if attempt == 0 and risky.isdisjoint(seen):

@@ -155,6 +155,10 @@ class GroupMemo:
     # the whole call), so such a unit is found in ``units`` without building its members.
     plain: set[tuple[str, ...]] = field(default_factory=set)
     remembered: frozenset[tuple[str, tuple[frozenset[str], float]]] = frozenset()
+    # Units (as ``unit_key``) whose own members form no risky group among themselves: kept when the remembered
+    # members change (``remembering``), as no group of the text's own terms holds one. The memory's first round
+    # asks only its groups of those units the text's own rounds found safe.
+    own: set[frozenset[tuple[str, tuple[frozenset[str], float]]]] = field(default_factory=set)
 
     def remembering(self, remembered: Members) -> None:
         """The stream's remembered members for this round: what was found safe with others is forgotten."""
