@@ -75,6 +75,11 @@ def signature_in(disclosed: Iterable[str]) -> dict[str, frozenset[str]]:
     return _marked_in(disclosed, SIGNATURE)
 
 
+def _prefixed_in(disclosed: Iterable[str], prefix: str) -> frozenset[str]:
+    """What follows ``prefix`` in the ``{prefix}value`` markers in ``disclosed``."""
+    return frozenset(t[len(prefix) :] for t in disclosed if t.startswith(prefix))
+
+
 def _marked_in(disclosed: Iterable[str], prefix: str) -> dict[str, frozenset[str]]:
     """Per name, the values of the ``{prefix}name] value`` markers in ``disclosed``."""
     found: dict[str, set[str]] = {}
@@ -100,7 +105,7 @@ def thread_marker(key: str) -> str:
 
 def thread_in(disclosed: Iterable[str]) -> frozenset[str]:
     """The terms ``disclosed`` says earlier messages of the thread let through."""
-    return frozenset(t[len(THREAD) :] for t in disclosed if t.startswith(THREAD))
+    return _prefixed_in(disclosed, THREAD)
 
 
 # Remembered too, within the thread: what a message wrote for each term it generalized. A reader who finds
@@ -133,7 +138,7 @@ def removed_marker(key: str) -> str:
 
 def removed_in(disclosed: Iterable[str]) -> frozenset[str]:
     """The terms ``disclosed`` says earlier messages of the thread took out."""
-    return frozenset(t[len(REMOVED) :] for t in disclosed if t.startswith(REMOVED))
+    return _prefixed_in(disclosed, REMOVED)
 
 
 def is_marker(term: str) -> bool:
@@ -144,7 +149,7 @@ def is_marker(term: str) -> bool:
 
 def named_in(disclosed: Iterable[str]) -> frozenset[str]:
     """The entities ``disclosed`` says an earlier message named."""
-    return frozenset(t[len(NAMED) :] for t in disclosed if t.startswith(NAMED))
+    return _prefixed_in(disclosed, NAMED)
 
 
 def counted(d: Disclosure, thread: str) -> Iterable[str]:
