@@ -34,6 +34,7 @@ from gateway.directory import Directory, DirectoryUnavailableError
 from gateway.metrics import Metrics
 from gateway.model.memory import Memory
 from gateway.relay import Reply, Transaction, Upstream, UpstreamError
+from gateway.slots import JobSlots
 from gateway.store.base import Envelope as StoredEnvelope
 from gateway.store.base import HoldCause, Store
 from gateway.worker import JobResult, sanitize_message
@@ -110,6 +111,7 @@ class SanitizingHandler:
             ThreadPoolExecutor(max_workers=1, thread_name_prefix="sanitizer") if engine_in_process else None
         )
         self._folds = streams.Folds()  # each stream's memory, extended by its new rows between recalls
+        self._slots = JobSlots(lambda: self._config().server.workers)  # the pool's jobs, a sender's chain first
 
     def _count(self, outcome: str) -> None:
         self._metrics.messages.labels(outcome=outcome).inc()
@@ -276,7 +278,7 @@ class SanitizingHandler:
             log.exception("message %s: the stream memory cannot be read", message_id)
             self._count("tempfail")
             return "451 4.3.0 Stream memory unavailable, try again later"
-        result = await self.judge(data, policies, message_id, config, memory)
+        result = await self.judge(data, policies, message_id, config, memory, urgent=turn.waited_on)
         await turn.wait()  # sanitized in parallel, but sent (or held) in the order it arrived
         if memory and result.verdict == "forward":
             # The sender's earlier messages are all sent now: judge against what they really disclosed.
@@ -288,7 +290,7 @@ class SanitizingHandler:
                 return "451 4.3.0 Stream memory unavailable, try again later"
             # Only the terms reach the engine: the same terms, the same decisions.
             if any(now[n] is not m and now[n].first.keys() != m.first.keys() for n, m in memory.items()):
-                result = await self.judge(data, policies, message_id, config, now)
+                result = await self.judge(data, policies, message_id, config, now, urgent=turn.waited_on)
         self.count_decisions(result)
         if result.verdict == "reject":
             self._count("rejected")
@@ -317,6 +319,8 @@ class SanitizingHandler:
                 await self.remember(message_id, sender, envelope.rcpt_tos, thread, result)
             except Exception:
                 log.exception("message %s delivered but what it disclosed could not be remembered", message_id)
+        # The sender's next message needs this one sent and remembered, not its audit record written.
+        turn.leave()
         if result.decisions:
             try:
                 await self._store_call(
@@ -369,10 +373,14 @@ class SanitizingHandler:
                                recipients=tuple(recipients), thread=thread, disclosed=result.disclosed)  # fmt: skip
 
     async def judge(self, data: bytes, policies: list[PolicyConfig], message_id: str, config: Config,
-                    memory: dict[str, Memory] | None = None) -> JobResult:  # fmt: skip
-        """Sanitize in the pool; a timeout, a dead worker or a bug is a hold, never an exception."""
+                    memory: dict[str, Memory] | None = None, *,
+                    urgent: Callable[[], bool] = lambda: False) -> JobResult:  # fmt: skip
+        """Sanitize in the pool; a timeout, a dead worker or a bug is a hold, never an exception.
+
+        ``urgent``: is another message waiting on this one (JobSlots: it goes to the pool first)?
+        """
         try:
-            return await self._run(data, policies, message_id, config, memory)
+            return await self._run(data, policies, message_id, config, memory, urgent)
         except (TimeoutError, BrokenProcessPool) as exc:
             why = "timeout" if isinstance(exc, asyncio.TimeoutError) else "sanitizer-crashed"
             detail = (f"not sanitized within process_timeout ({config.server.process_timeout:g} s)" if why == "timeout"
@@ -409,15 +417,22 @@ class SanitizingHandler:
             self._metrics.decisions.labels(entity=d.entity or "-", action=d.action).inc()
 
     async def _run(self, data: bytes, policies: list[Any], message_id: str, config: Config,
-                   memory: dict[str, Memory] | None = None) -> JobResult:  # fmt: skip
+                   memory: dict[str, Memory] | None = None,
+                   urgent: Callable[[], bool] = lambda: False) -> JobResult:  # fmt: skip
         loop = asyncio.get_running_loop()
         if self._engine is not None:
             job = loop.run_in_executor(
                 self._engine_thread, sanitize_message, data, policies, message_id, self._engine, memory
             )
-        else:
-            job = loop.run_in_executor(self._pool(), sanitize_message, data, policies, message_id, None, memory)
-        return await asyncio.wait_for(job, config.server.process_timeout)
+            return await asyncio.wait_for(job, config.server.process_timeout)
+
+        async def in_pool() -> JobResult:
+            async with self._slots.slot(urgent):
+                return await loop.run_in_executor(self._pool(), sanitize_message, data, policies, message_id, None,
+                                                  memory)  # fmt: skip
+
+        # The wait for a slot counts, as the wait in the pool's queue did.
+        return await asyncio.wait_for(in_pool(), config.server.process_timeout)
 
     async def _store_call(self, fn: Callable[..., Any], **kwargs: Any) -> Any:
         loop = asyncio.get_running_loop()
@@ -466,6 +481,10 @@ class _Turn:
         self._key = key
         self._previous = previous
         self._done = done
+
+    def waited_on(self) -> bool:
+        """Has a later message of the same sender arrived, that waits for this one to be sent?"""
+        return self._last.get(self._key) is not self._done and not self._done.done()
 
     @property
     def pending(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import email
 import email.policy
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -209,6 +210,40 @@ def test_one_senders_messages_leave_in_arrival_order(tmp_path: Path, engine: Eng
         assert first.done() and (await first)[1].startswith("2.0.0 Ok: sanitized")
         subjects = [email.message_from_bytes(m.data)["Subject"].split()[0] for m in up.messages]
         assert subjects == ["first", "second"]
+
+    run(tmp_path, engine, scenario)
+
+
+def test_a_senders_next_message_does_not_wait_for_the_audit_record(tmp_path: Path, engine: Engine) -> None:
+    # The next message needs this one sent (and its disclosures remembered), not its audit record written:
+    # the record of the first is written only once the second has gone (it waits for it, up to 20 s).
+    first = MEDICAL.replace(b"Subject: ", b"Subject: first ")
+    second = MEDICAL.replace(b"Subject: ", b"Subject: second ")
+
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        save = gw.store.save
+        sent_before_record: list[int] = []
+        calls: list[str] = []
+
+        def save_once_the_next_is_sent(**kwargs: Any) -> None:
+            calls.append(kwargs["message_id"])
+            if len(calls) == 1:  # the first message's record
+                deadline = time.monotonic() + 20
+                while len(up.messages) < 2 and time.monotonic() < deadline:
+                    time.sleep(0.005)
+                sent_before_record.append(len(up.messages))
+            save(**kwargs)
+
+        gw.store.save = save_once_the_next_is_sent  # type: ignore[method-assign]
+        one = asyncio.create_task(send(gw.port, "x@clinic.example", ["a@example.com"], first))
+        while gw.handler.in_flight == 0:  # noqa: ASYNC110 - the server under test has no event to offer
+            await asyncio.sleep(0.001)
+        _r, reply = await send(gw.port, "x@clinic.example", ["a@example.com"], second)
+        assert reply.startswith("2.0.0 Ok: sanitized") and (await one)[1].startswith("2.0.0 Ok: sanitized")
+        assert sent_before_record == [2]
+        subjects = [email.message_from_bytes(m.data)["Subject"].split()[0] for m in up.messages]
+        assert subjects == ["first", "second"]
+        assert len(gw.store.list_messages(MessageQuery())) == 2  # both audited
 
     run(tmp_path, engine, scenario)
 
