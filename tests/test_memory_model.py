@@ -82,6 +82,26 @@ def test_memory_sources_name_the_first_message_that_disclosed_a_term() -> None:
     assert m.sources(["dose", "absent"]) == ("m3",)
 
 
+_TERMS = st.sampled_from(["patient", "clinic", "dose", "[named] HIV", "[removed] gay", "[wrote dose] amount", ""])
+
+
+@given(st.lists(st.tuples(st.lists(_TERMS, max_size=6), st.sampled_from(["", "<t>", "<u>"])), max_size=8),
+       st.sampled_from(["", "<t>"]))  # fmt: skip
+def test_a_memory_folds_each_term_at_its_first_disclosure_in_order(rows: list[tuple[list[str], str]],
+                                                                  thread: str) -> None:  # fmt: skip
+    # What the front's fold must give, written term by term as ``counted`` defines it: the order is that of the
+    # first disclosures (Memory.sources names the earlier messages in it), a term repeated in a row counts once.
+    disclosures = [Disclosure(message_id=f"m{i}", at=float(i), policy="p", sender="s", recipient="r",
+                              terms=tuple(terms), thread=t) for i, (terms, t) in enumerate(rows)]  # fmt: skip
+    expected: dict[str, str] = {}
+    for d in disclosures:
+        marked = d.thread != "" and d.thread == thread
+        own = [t for t in d.terms if marked or not t.startswith("[")]
+        for t in own + ([thread_marker(t) for t in d.terms if not t.startswith("[")] if marked else []):
+            expected.setdefault(t, d.message_id)
+    assert list(Memory.of(disclosures, thread=thread).first.items()) == list(expected.items())
+
+
 def test_thread_headers() -> None:
     reply = b"Message-ID: <c@x>\r\nIn-Reply-To: <b@x>\r\nReferences: <a@x> <b@x>\r\n\r\nbody\r\n"
     assert (thread_of(reply).mail_id, thread_of(reply).root) == ("<c@x>", "<a@x>")
