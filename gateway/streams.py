@@ -135,10 +135,7 @@ def recall(
     on = remembering(policies)
     if not on:
         return {}
-    now = time.time() if now is None else now
-    cutoff = {p.name: now - p.stream_memory_days * DAY for p in on}
-    query = StreamQuery(policies=tuple(cutoff), sender=sender, recipients=tuple(recipients), thread=thread.root,
-                        since=min(cutoff.values()))  # fmt: skip
+    cutoff, query = _query(on, sender, recipients, thread, now)
     found = store.recall(query)
     out: dict[str, Memory] = {}
     for name, since in cutoff.items():
@@ -148,6 +145,22 @@ def recall(
         else:
             out[name] = Memory.of(rows, thread=thread.root)
     return out
+
+
+def version(store: Store, policies: Sequence[PolicyConfig], *, sender: str, recipients: Sequence[str],
+            thread: Thread, now: float | None = None) -> tuple[object, ...]:  # fmt: skip
+    """What changes whenever a row joins or leaves what ``recall`` would read now (``Store.stream_version``)."""
+    on = remembering(policies)
+    return store.stream_version(_query(on, sender, recipients, thread, now)[1]) if on else ()
+
+
+def _query(on: Sequence[PolicyConfig], sender: str, recipients: Sequence[str], thread: Thread,
+           now: float | None) -> tuple[dict[str, float], StreamQuery]:  # fmt: skip
+    """Each remembering policy's window, and the store's query for all of them."""
+    now = time.time() if now is None else now
+    cutoff = {p.name: now - p.stream_memory_days * DAY for p in on}
+    return cutoff, StreamQuery(policies=tuple(cutoff), sender=sender, recipients=tuple(recipients),
+                               thread=thread.root, since=min(cutoff.values()))  # fmt: skip
 
 
 class Folds:

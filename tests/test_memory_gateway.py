@@ -141,3 +141,36 @@ def test_concurrent_messages_of_a_sender_are_judged_in_order(tmp_path: Path, eng
         assert len(judged) == 2  # each sanitized once: the second not first against a memory about to change
 
     _run(tmp_path, engine, 30, scenario)
+
+
+def test_a_message_reads_its_streams_rows_again_only_when_a_row_joined_it(tmp_path: Path, engine: Engine) -> None:
+    # Before sending, the front asks whether the stream changed while the message was judged (a count and sums
+    # in the database); only then are its rows listed and matched again.
+    async def scenario(gw: Gateway, up: CaptureHandler) -> None:
+        listed: list[str] = []
+        recall = gw.store.recall
+        judge = gw.handler.judge
+        joined = asyncio.Event()
+
+        def counting(query: Any) -> Any:
+            listed.append(query.sender)
+            return recall(query)
+
+        async def meanwhile(data: bytes, *args: Any, **kwargs: Any) -> JobResult:
+            result = await judge(data, *args, **kwargs)
+            if b"<m2@clinic>" in data and not joined.is_set():  # another gateway of the fleet remembers meanwhile
+                joined.set()
+                await asyncio.to_thread(gw.store.remember, message_id="elsewhere", sender="doc@clinic.example",
+                                        recipients=["ins@payer.example"], disclosed={"medical": ["dose"]})  # fmt: skip
+            return result
+
+        gw.store.recall = counting  # type: ignore[method-assign]
+        gw.handler.judge = meanwhile  # type: ignore[method-assign]
+        await send(gw.port, "doc@clinic.example", ["ins@payer.example"],
+                   _mail("doc@clinic.example", "ins@payer.example", FIRST, "<m1@clinic>"))  # fmt: skip
+        assert len(listed) == 1  # nothing joined the stream while it was judged
+        _r, reply = await send(gw.port, "doc@clinic.example", ["ins@payer.example"],
+                               _mail("doc@clinic.example", "ins@payer.example", LATER, "<m2@clinic>"))  # fmt: skip
+        assert len(listed) == 3 and reply.startswith("2.0.0 Ok")  # a row joined: read again before sending
+
+    _run(tmp_path, engine, 30, scenario)

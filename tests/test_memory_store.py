@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_store import MakeStore, make_store  # noqa: F401  (the per-backend fixture)
 
-from gateway.store.base import StreamQuery
+from gateway.store.base import Store, StreamQuery
 from gateway.store.sqlite import SQLiteStore
 
 
@@ -194,3 +194,38 @@ def test_folded_memories_are_extended_only_when_the_rows_only_grew(tmp_path: Pat
     finally:
         Memory.of = fold  # type: ignore[method-assign]
         store.close()
+
+
+def test_a_streams_version_moves_with_every_row_its_recall_would_read_and_only_then(
+    make_store: MakeStore,  # noqa: F811
+) -> None:
+    store, other = make_store(), make_store()  # two gateways of a fleet on one database
+    thread = _query(thread="<root@clinic>")
+    seen = [store.stream_version(_query()), store.stream_version(thread)]
+    assert store.stream_version(_query(recipients=())) == ()
+
+    def remember(on: Store, message_id: str, sender: str = "doc@clinic.example", thread: str = "") -> None:
+        on.remember(message_id=message_id, sender=sender, recipients=["ins@payer.example"],
+                    disclosed={"medical": ["dose"]}, thread=thread)  # fmt: skip
+
+    # Rows of other streams, policies or recipients move nothing.
+    remember(store, "x1", sender="nurse@clinic.example")
+    store.remember(message_id="x3", sender="doc@clinic.example", recipients=["else@payer.example"],
+                   disclosed={"medical": ["dose"]})  # fmt: skip
+    store.remember(message_id="x4", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"places": ["city"]})  # fmt: skip
+    assert [store.stream_version(_query()), store.stream_version(thread)] == seen
+    # A row of the stream, from this gateway or another, moves it; a row of the thread moves the thread's only.
+    remember(other, "m1")
+    assert store.stream_version(_query()) != seen[0]
+    seen = [store.stream_version(_query()), store.stream_version(thread)]
+    remember(store, "t1", sender="nurse@clinic.example", thread="<root@clinic>")
+    assert store.stream_version(_query()) == seen[0] and store.stream_version(thread) != seen[1]
+    # So do a row expired or purged, and a row given the id of one taken away.
+    before = store.stream_version(_query())
+    assert other.expire_memory({"medical": time.time() + 1}) >= 2
+    emptied = store.stream_version(_query())
+    assert emptied != before
+    remember(store, "again")
+    assert store.stream_version(_query()) not in (emptied, before)
+    other.close()

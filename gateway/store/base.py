@@ -239,6 +239,11 @@ class Store(Protocol):
         """Disclosures of the query's streams since ``query.since``, oldest first."""
         ...
 
+    def stream_version(self, query: StreamQuery) -> tuple[object, ...]:
+        """What changes whenever a row joins or leaves what ``recall(query)`` reads (their ids and times), read
+        without reading the rows."""
+        ...
+
     def streams(self, *, since: float, sender: str | None = None, limit: int = 100) -> list[StreamSummary]:
         """Streams with a disclosure since ``since``, most recent first."""
         ...

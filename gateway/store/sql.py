@@ -251,21 +251,23 @@ class SQLStore(ABC):
                 rows,
             )
 
-    def recall(self, query: StreamQuery) -> list[Disclosure]:
-        if not query.policies or not query.recipients:
-            return []
+    @staticmethod
+    def _stream(query: StreamQuery) -> tuple[str, list[Any]]:
+        """The WHERE clause (and its arguments) of the rows ``recall(query)`` reads."""
         pol = ",".join("?" * len(query.policies))
         rcpt = ",".join("?" * len(query.recipients))
         stream = "sender = ?" if not query.thread else "(sender = ? OR thread = ?)"
         args: list[Any] = [*query.policies, *(r.lower() for r in query.recipients), query.sender.lower()]
         if query.thread:
             args.append(query.thread)
+        return f"policy IN ({pol}) AND recipient IN ({rcpt}) AND {stream} AND at >= ?", [*args, query.since]
+
+    def recall(self, query: StreamQuery) -> list[Disclosure]:
+        if not query.policies or not query.recipients:
+            return []
+        where, args = self._stream(query)
         # Which rows the stream holds now, from its index; only those this process has not decoded are read whole.
-        keys = self._pairs(
-            f"SELECT id, at FROM stream_memory WHERE policy IN ({pol}) AND recipient IN ({rcpt}) AND {stream}"
-            " AND at >= ? ORDER BY at, id",
-            (*args, query.since),
-        )
+        keys = self._pairs(f"SELECT id, at FROM stream_memory WHERE {where} ORDER BY at, id", args)
         found = self._disclosures.known(keys)
         if len(found) == len(keys):  # every row decoded before (a busy stream's usual case)
             return list(found.values())
@@ -285,6 +287,23 @@ class SQLStore(ABC):
                 )  # fmt: skip
         # A row deleted between the two reads (expiry, purge) is not returned: as if read after the delete.
         return [found[k] for k in keys if k in found]
+
+    def stream_version(self, query: StreamQuery) -> tuple[object, ...]:
+        # A row is known by its id and time (store/disclosures.py): a row added, or one taken and another given its id,
+        # moves the sums. Aggregated in the database: a busy stream's hundreds of rows are not handed to Python.
+        if not query.policies or not query.recipients:
+            return ()
+        where, args = self._stream(query)
+        row = (
+            self._read()
+            .execute(
+                f"SELECT COUNT(*) AS n, COALESCE(SUM(id), 0) AS ids, COALESCE(SUM(at), 0) AS ats, MAX(at) AS last"
+                f" FROM stream_memory WHERE {where}",
+                args,
+            )
+            .fetchone()
+        )
+        return (int(row["n"]), int(row["ids"]), float(row["ats"]), row["last"])
 
     def streams(self, *, since: float, sender: str | None = None, limit: int = 100) -> list[StreamSummary]:
         where = "at >= ?"
