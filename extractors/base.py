@@ -14,6 +14,7 @@ the formatting of each piece survives.
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -120,7 +121,5 @@ def apply_to_pieces(pieces: Sequence[str], edits: Sequence[tuple[int, int, str]]
 
 def locate(starts: Sequence[int], segments: Sequence[Segment], span: tuple[int, int]) -> tuple[str, int, int]:
     """The part a span of the combined document came from, with offsets in its segment."""
-    import bisect
-
     i = max(0, bisect.bisect_right(starts, span[0]) - 1)
     return segments[i].part, span[0] - starts[i], span[1] - starts[i]

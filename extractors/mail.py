@@ -226,7 +226,7 @@ class _Walker:
             out: list[Group] = []
             for gi, g in enumerate(groups):
                 addrs = [
-                    Address(display_name=names.get(("addr", gi, ai), a.display_name), addr_spec=a.addr_spec)
+                    _address(names.get(("addr", gi, ai), a.display_name), a.addr_spec)
                     for ai, a in enumerate(g.addresses)
                 ]
                 out.append(Group(names.get(("group", gi, -1), g.display_name), addrs))
@@ -499,6 +499,27 @@ _MAX_ADDRESS_LISTS = 2048
 _ADDRESS_LISTS: dict[str, tuple[tuple[Group, ...], tuple[str, ...]] | None] = {}
 
 
+def _address(display_name: str, addr_spec: str) -> Address:
+    """``Address(display_name=display_name, addr_spec=addr_spec)``, with the addr-spec's parse kept.
+
+    The constructor parses the addr-spec again for every address of a header a setter writes (an identifier
+    pass renames the sender of nearly every message), for the same few correspondents (``_ADDRESS_LISTS``). What
+    it keeps of the parse is the user name and the domain; given those, it checks the same inputs for line ends
+    (the addr-spec had none, or its first parse raised and nothing was kept) and stores the same three values.
+    """
+    parts = _ADDR_SPECS.get(addr_spec)
+    if parts is None:
+        address = Address(display_name=display_name, addr_spec=addr_spec)  # raises as it always did
+        if len(_ADDR_SPECS) >= _MAX_ADDRESS_LISTS:
+            _ADDR_SPECS.clear()
+        _ADDR_SPECS[addr_spec] = (address.username, address.domain)
+        return address
+    return Address(display_name=display_name, username=parts[0], domain=parts[1])
+
+
+_ADDR_SPECS: dict[str, tuple[str, str]] = {}
+
+
 _FOLD = re.compile(r"\r?\n(?=[ \t])")
 
 
@@ -634,8 +655,9 @@ def _looks_binary(text: str) -> bool:
 
 def _set_text_payload(part: Message, text: str) -> None:
     """New text in the part's own charset and transfer encoding; every other header kept."""
-    charset = part.get_content_charset() or "us-ascii"
-    if part.get_content_charset() is None and part.get_content_maintype() != "text" and not text.isascii():
+    declared = part.get_content_charset()  # a parse of the Content-Type's parameters: asked once
+    charset = declared or "us-ascii"
+    if declared is None and part.get_content_maintype() != "text" and not text.isascii():
         charset = "utf-8"
         part.set_param("charset", charset)
     try:

@@ -150,7 +150,7 @@ def sanitize_extracted(
                                addresses=extracted.addresses)  # fmt: skip
         stage_starts = _starts(split(current, len(segments)) or [])
         for d in result.decisions:
-            spans.append(tuple(PartSpan(*locate(stage_starts, segments, s)) for s in d.spans))
+            spans.append(tuple([PartSpan(*locate(stage_starts, segments, s)) for s in d.spans]))
         composed = _compose(composed, current, result.edits)
         results.append(result)
         current = result.text

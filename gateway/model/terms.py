@@ -276,9 +276,14 @@ def phrase_key(words: Sequence[str], lemmatize: Lemmatizer) -> str:
 
 
 def key_of(text: str, lemmatize: Lemmatizer) -> str:
-    """Key of a term typed by a person (an entity, a taxonomy entry)."""
-    words = [t.text for t in tokenize(text.replace("_", " "), lemmatize)]
-    return phrase_key(words, lemmatize)
+    """Key of a term typed by a person (an entity, a taxonomy entry): ``phrase_key`` of its tokens' words."""
+    # A word's token holds its normalize_word already, but for the apostrophe the tokenizer writes as "'"
+    # first; numbers and code keep their text. Those are normalized again; the rest is not (an identifier
+    # pass asks the key of each value it replaced: 15 a message).
+    return " ".join(
+        t.norm if not t.is_number and "\u2019" not in t.text else normalize_word(t.text, lemmatize)
+        for t in tokenize(text.replace("_", " "), lemmatize)
+    )
 
 
 @runtime_checkable
