@@ -179,6 +179,12 @@ class Folds:
         self._lock = threading.Lock()
 
     def memory(self, key: tuple[str, StreamQuery], rows: tuple[Disclosure, ...]) -> Memory:
+        name, query = key
+        if query.thread and all(d.thread != query.thread for d in rows):
+            # No row of the message's own thread: every row counts as for any other thread (``counted``), and the
+            # stream's fold is extended from the last message's, whatever its thread (a list starts a thread
+            # with most messages: each folded its stream's hundreds of rows from the first).
+            key = (name, replace(query, thread=""))
         with self._lock:
             last = self._last.get(key)
         if (

@@ -229,3 +229,53 @@ def test_a_streams_version_moves_with_every_row_its_recall_would_read_and_only_t
     remember(store, "again")
     assert store.stream_version(_query()) not in (emptied, before)
     other.close()
+
+
+def test_a_new_threads_memory_extends_its_streams_fold(tmp_path: Path) -> None:
+    """A message of a thread no row belongs to has its stream's memory: extended from the last message's fold,
+    whatever that message's thread, and equal to a fold from the first row; a row of its own thread counts as
+    the thread's (its markers), folded on its own."""
+    from pathlib import Path as P
+
+    from gateway import streams
+    from gateway.config import parse_config
+    from gateway.model.memory import Memory, named_marker, thread_marker
+
+    cfg = parse_config('[policies.medical]\nentities = ["HIV"]\nstream_memory_days = 1\n', source="t.toml", base=P())
+    policies = list(cfg.policies.values())
+    store = SQLiteStore(tmp_path / "s.db")
+    folds = streams.Folds()
+    folded: list[str] = []
+    fold = Memory.of
+
+    def counting(rows: object, *, thread: str = "") -> Memory:
+        folded.append(thread)
+        return fold(rows, thread=thread)  # type: ignore[arg-type]
+
+    def recall(root: str) -> Memory:
+        kw: dict[str, object] = dict(sender="list@lists.example", recipients=["all@example.org"],
+                                     thread=streams.Thread(root, root))  # fmt: skip
+        kept = streams.recall(store, policies, folds=folds, **kw)["medical"]  # type: ignore[arg-type]
+        fresh = streams.recall(store, policies, **kw)["medical"]  # type: ignore[arg-type]
+        assert list(kept.first.items()) == list(fresh.first.items())
+        return kept
+
+    def remember(i: int, root: str, terms: list[str]) -> None:
+        store.remember(message_id=f"m{i}", sender="list@lists.example", recipients=["all@example.org"],
+                       disclosed={"medical": terms}, thread=root)  # fmt: skip
+
+    Memory.of = counting  # type: ignore[method-assign]
+    try:
+        for i in range(3):
+            remember(i, f"<t{i}>", ["patient", f"w{i}", named_marker("HIV")])
+        recall("<new1>")
+        n = len(folded)
+        remember(3, "<new1>", ["dose"])
+        later = recall("<new2>")  # another new thread: the stream's fold, extended by m3's row
+        assert len(folded) == n + 1 and folded[-1] == "<new2>"  # only the fresh fold
+        assert later.first["dose"] == "m3" and named_marker("HIV") not in later.first
+        own = recall("<t1>")  # a thread with a row of its own: its markers count
+        assert own.first[named_marker("HIV")] == "m1" and own.first[thread_marker("w1")] == "m1"
+        assert thread_marker("w0") not in own.first
+    finally:
+        Memory.of = fold  # type: ignore[method-assign]
