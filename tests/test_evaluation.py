@@ -147,6 +147,17 @@ def test_the_sentence_attacker_runs_all_minilm_as_sentence_transformers_does() -
     assert rank_of(attacker.scores(text, ["malaria", "Atlanta", "Protestantism"]), "malaria") == 1
     assert passages("[REDACTED] [REDACTED]") == []
     assert attacker.scores("[REDACTED]", ["malaria"]) == {"malaria": -1.0}
+    # The same reading with the passages cut elsewhere: every word once, in order, the cuts moved by the offset.
+    words = [f"w{i}" for i in range(400)]
+    cut = passages(" ".join(words), offset=45)
+    assert [len(c.split()) for c in cut] == [45, 180, 175] and " ".join(cut).split() == words
+    assert passages(" ".join(words[:30]), offset=45) == passages(" ".join(words[:30]))
+    later = attacker.shifted(45)
+    assert later.offset == 45 and later.model is model and attacker.offset == 0
+    assert later.scores(text, ["malaria"]) == attacker.scores(text, ["malaria"])  # one passage: the same reading
+    long = " ".join([text] * 20)  # 16 words a copy once the marker is out: two passages at 0, three at 45
+    assert len(passages(long)) == 2 and len(passages(long, offset=45)) == 3
+    assert later.scores(long, ["malaria"]) != attacker.scores(long, ["malaria"])
 
 
 _ABSTRACT = ("Scott Caan (born August 23, 1976) is an American actor. He stars with Alex O'Loughlin "

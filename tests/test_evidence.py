@@ -106,7 +106,9 @@ def test_what_a_thread_about_c_let_through_counts_towards_its_next_message(engin
     rows = [Disclosure(message_id=m, at=float(i), policy="p", sender="s", recipient="r", terms=remembered, thread=t)
             for i, (m, t) in enumerate((("m1", "<other>"), ("m2", "<this>")))]  # fmt: skip
     assert Memory.of(rows, thread="<this>").sources(d.earlier) == ("m2",)
-    assert Memory.of(rows, thread="<this>").sources(remembered) == ("m1",)
+    # A group's remembered member is named by its key alone: the thread's message too, when the thread said it.
+    assert Memory.of(rows, thread="<this>").sources(remembered) == ("m2",)
+    assert Memory.of(rows, thread="<elsewhere>").sources(remembered) == ("m1",)
 
 
 def test_the_evidence_policy_is_validated_and_configured() -> None:

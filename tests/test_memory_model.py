@@ -176,6 +176,33 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     assert row.ranks["a"] == row.ranks["b"] == memory["hiv"].ranks["toy"]
     assert two.summary("memory")["mean_rank a"] == two.summary("memory")["mean_rank b"]
     assert "## a" in threads_markdown(two) and "## b" in threads_markdown(two)
+    # The margin on the joined thread: the true candidate's score over its best rival's, at least 0 when it is first.
+    for r in (*report.runs["alone"], *report.runs["memory"]):
+        assert (r.margins["toy"] >= 0) == (r.ranks["toy"] == 1)  # ties favour the truth, as rank_of
+    assert report.summary("memory")["mean_margin toy"] == sum(r.margins["toy"] for r in report.runs["memory"]) / 2
+    assert "| run | mean margin (joined) |" in threads_markdown(report)
+    # A bag of words has no passages to cut: one reading, no figures over cuts.
+    assert not memory["hiv"].cut_ranks and "ranked_first_cuts toy" not in report.summary("memory")
+
+
+def test_an_attacker_that_reads_passages_reads_each_thread_at_every_cut(engine: Engine) -> None:
+    from gateway.evaluation.datasets import EvalDocument
+    from gateway.evaluation.sentence_attacker import SentenceAttacker, load_minilm
+    from gateway.evaluation.threads import CUTS, evaluate_threads, threads_markdown
+
+    docs = [EvalDocument("hiv", "HIV", f"{FIRST}\n{LATER}"), EvalDocument("w", "weather", "It was sunny.\nRain.")]
+    report = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"m": SentenceAttacker(load_minilm())},
+                              evidence_budget=0)  # fmt: skip
+    for mode in ("alone", "memory"):
+        for r in report.runs[mode]:
+            # The first cut is the attacker's own reading; a text shorter than a passage reads the same at each.
+            assert len(r.cut_ranks["m"]) == CUTS and r.cut_ranks["m"][0] == r.ranks["m"]
+            assert r.cut_later_ranks["m"][0] == r.later_ranks["m"] and r.cut_first_ranks["m"][0] == r.first_ranks["m"]
+        s = report.summary(mode)
+        firsts = [100.0 * sum(r.cut_ranks["m"][k] == 1 for r in report.runs[mode]) / 2 for k in range(CUTS)]
+        assert s["ranked_first_cuts m"] == sum(firsts) / CUTS and s["ranked_first_cuts_max m"] == max(firsts)
+        assert s["ranked_first_cuts_min m"] == min(firsts)
+    assert "ranked first over the passage cuts" in threads_markdown(report)
 
 
 def test_threads_in_one_stream_share_its_memory(engine: Engine) -> None:

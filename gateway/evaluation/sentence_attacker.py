@@ -113,20 +113,36 @@ def load_minilm() -> MiniLM:
     return MiniLM(Path(root))
 
 
-def passages(text: str, words: int = PASSAGE_WORDS) -> list[str]:
-    """The text in passages of about ``words`` words, with the redaction markers taken out."""
+def passages(text: str, words: int = PASSAGE_WORDS, offset: int = 0) -> list[str]:
+    """The text in passages of about ``words`` words, with the redaction markers taken out; with ``offset``, the
+    first passage is the first ``offset`` words (0 < offset < words) and the cuts move with it."""
     found = [w for w in _WORDS.findall(text.replace(REDACTION_MARKER, " ")) if w.strip("[]().,;:")]
-    return [" ".join(found[i : i + words]) for i in range(0, len(found), words)]
+    if not found:
+        return []
+    starts = [0, *range(offset, len(found), words)] if 0 < offset < len(found) else list(range(0, len(found), words))
+    ends = [*starts[1:], len(found)]
+    return [" ".join(found[a:b]) for a, b in zip(starts, ends, strict=True)]
 
 
 class SentenceAttacker:
-    def __init__(self, model: MiniLM, *, top: int = 3) -> None:
+    """``offset``: where the passages are cut (``passages``). One word more or less early in a text moves every
+    later cut, and with it which passages a candidate's best ones are: the same reading at other cuts
+    (``shifted``) tells a first place that holds from one that a cut made."""
+
+    def __init__(self, model: MiniLM, *, top: int = 3, offset: int = 0) -> None:
         self.model = model
         self.top = top
+        self.offset = offset
         self._names: dict[str, Array] = {}
 
+    def shifted(self, offset: int) -> SentenceAttacker:
+        """The same attacker with its passages cut ``offset`` words later (the names' embeddings shared)."""
+        other = SentenceAttacker(self.model, top=self.top, offset=offset)
+        other._names = self._names
+        return other
+
     def scores(self, text: str, candidates: Sequence[str]) -> dict[str, float]:
-        chunks = passages(text)
+        chunks = passages(text, offset=self.offset)
         if not chunks:
             return dict.fromkeys(candidates, -1.0)
         doc = self.model.embed(chunks)

@@ -9,6 +9,13 @@ memory on and once with it off (each message judged alone).
 Each attacker also ranks the later messages alone, joined (the second message
 on): the memory never changes the first message of a thread, which an attacker
 of the whole thread reads too, so this is where the memory's own effect shows.
+
+A first place is a sign: the true candidate's score above its best rival's.
+The margin between them says by how much, and an attacker that reads passages
+(the sentence attacker) reads each text again with its passages cut elsewhere
+(``CUTS``): one word more or less early in a thread moves every later cut,
+and with a margin of a few thousandths, the cut decides. A count of first
+places that holds at every cut is one a mechanism made.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from extractors.mail import ContentPolicy
 from gateway import streams
@@ -38,6 +46,28 @@ from gateway.store.sqlite import SQLiteStore
 from gateway.worker import sanitize_message
 
 _WORD = re.compile(r"\w+(?:['\u2019]\w+)*")
+CUTS = 4  # the passage cuts an attacker that reads passages reads a text at: offsets of 0, 1/4, 1/2, 3/4 a passage
+
+
+@runtime_checkable
+class _Cut(Protocol):
+    """An attacker that reads a text in passages, and can read it with the passages cut ``offset`` words later."""
+
+    def shifted(self, offset: int) -> Attacker: ...
+
+
+def cuts_of(attacker: Attacker) -> list[Attacker]:
+    """The attacker at each of the ``CUTS`` passage cuts (itself first); one reading when it reads no passages."""
+    if not isinstance(attacker, _Cut):
+        return [attacker]
+    from gateway.evaluation.sentence_attacker import PASSAGE_WORDS
+
+    return [attacker, *(attacker.shifted(k * PASSAGE_WORDS // CUTS) for k in range(1, CUTS))]
+
+
+def margin_of(scores: Mapping[str, float], true: str) -> float:
+    """The true candidate's score minus its best rival's: at least 0 exactly when it is ranked first (rank_of)."""
+    return scores[true] - max((s for name, s in scores.items() if name != true), default=scores[true])
 
 
 def split_thread(text: str, n: int) -> list[str]:
@@ -70,6 +100,12 @@ class ThreadResult:
     later_ranks: dict[str, int] = field(default_factory=dict)
     # attacker -> its rank on the first message alone: judged alone in both runs, what the memory can never change
     first_ranks: dict[str, int] = field(default_factory=dict)
+    margins: dict[str, float] = field(default_factory=dict)  # attacker -> margin_of on the joined thread
+    # attacker -> its ranks at each passage cut (cuts_of; the first is ``ranks``): on the joined thread, on the later
+    # messages, on the first message alone
+    cut_ranks: dict[str, list[int]] = field(default_factory=dict)
+    cut_later_ranks: dict[str, list[int]] = field(default_factory=dict)
+    cut_first_ranks: dict[str, list[int]] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -106,6 +142,14 @@ class ThreadReport:
             attacked[f"ranked_first_first {name}"] = (
                 100.0 * sum(1 for r in first if r == 1) / len(first) if first else 0.0
             )
+            margins = [r.margins[name] for r in rows if name in r.margins]
+            attacked[f"mean_margin {name}"] = sum(margins) / len(margins) if margins else 0.0
+            for what, of in (("", "cut_ranks"), ("_later", "cut_later_ranks"), ("_first", "cut_first_ranks")):
+                at = _first_at_cuts([getattr(r, of)[name] for r in rows if name in getattr(r, of)])
+                if at:
+                    attacked[f"ranked_first_cuts{what} {name}"] = sum(at) / len(at)
+                    attacked[f"ranked_first_cuts{what}_min {name}"] = min(at)
+                    attacked[f"ranked_first_cuts{what}_max {name}"] = max(at)
         return {
             "threads": len(rows),
             **attacked,
@@ -114,6 +158,13 @@ class ThreadReport:
             "stream_decisions": float(sum(r.stream_decisions for r in rows)),
             "ms_per_message": 1000.0 * self.seconds.get(mode, 0.0) / messages if messages else 0.0,
         }
+
+
+def _first_at_cuts(ranks: Sequence[Sequence[int]]) -> list[float]:
+    """The share of threads (%) ranked first at each cut, from each thread's ranks at every cut."""
+    if not ranks:
+        return []
+    return [100.0 * sum(1 for r in ranks if r[k] == 1) / len(ranks) for k in range(min(len(r) for r in ranks))]
 
 
 def _mail(sender: str, recipient: str, subject: str, body: str, i: int, root: str) -> bytes:
@@ -242,11 +293,19 @@ def evaluate_threads(
         for run in runs:
             joined, later = run.arrived()
             attacked = time.perf_counter()
+            first = run.first()
             for name, attacker in attackers.items():
-                run.result.ranks[name] = rank_of(attacker.scores(joined, candidates), run.doc.entity)
+                scores = attacker.scores(joined, candidates)
+                run.result.ranks[name] = rank_of(scores, run.doc.entity)
+                run.result.margins[name] = margin_of(scores, run.doc.entity)
                 run.result.later_ranks[name] = rank_of(attacker.scores(later, candidates), run.doc.entity)
-                if first := run.first():
+                if first:
                     run.result.first_ranks[name] = rank_of(attacker.scores(first, candidates), run.doc.entity)
+                if len(cut := cuts_of(attacker)) > 1:
+                    ranks = (run.result.cut_ranks, run.result.cut_later_ranks, run.result.cut_first_ranks)
+                    for into, text in zip(ranks, (joined, later, first), strict=True):
+                        if text:
+                            into[name] = [rank_of(a.scores(text, candidates), run.doc.entity) for a in cut]
             started += time.perf_counter() - attacked  # the attackers' time is not the gateway's
             progress(1)
         report.runs[mode] = [run.result for run in runs]
@@ -302,6 +361,7 @@ def threads_markdown(report: ThreadReport) -> str:
             lines.append(f"| sanigate: the first message alone (the same in both runs) "
                          f"| {report.summary('alone')[f'ranked_first_first {name}']:.1f} % "
                          f"| {sum(firsts) / len(firsts) if firsts else 0.0:.2f} |")  # fmt: skip
+        lines += _robust(report, name, runs)
     header = " | ".join(f"{n} alone | {n} with memory" for n in report.attackers)
     lines += ["", "Ranks on the joined thread, on its later messages in brackets.", "",
               f"| document | entity | {header} | delivered (memory) | memory decisions |",
@@ -312,6 +372,23 @@ def threads_markdown(report: ThreadReport) -> str:
         cells = " | ".join(f"{_ranks(a, n)} | {_ranks(r, n)}" for n in report.attackers)
         lines.append(f"| {r.doc_id} | {r.entity} | {cells} | {r.delivered}/{r.messages} | {r.stream_decisions} |")
     return "\n".join(lines) + "\n"
+
+
+def _robust(report: ThreadReport, name: str, runs: Sequence[tuple[str, str]]) -> list[str]:
+    """The margin on the joined thread, and first places at every passage cut (when the attacker reads passages)."""
+    summaries = {mode: report.summary(mode) for mode, _label in runs if mode in report.runs}
+    lines = ["", "| run | mean margin (joined) | ranked first over the passage cuts: joined | later messages "
+             "| first message alone |", "|---|---|---|---|---|"]  # fmt: skip
+    for mode, label in runs:
+        if (s := summaries.get(mode)) is None:
+            continue
+        cells = []
+        for what in ("", "_later", "_first"):
+            key = f"ranked_first_cuts{what} {name}"
+            cells.append(f"{s[key]:.1f} % ({s[f'ranked_first_cuts{what}_min {name}']:.1f}–"
+                         f"{s[f'ranked_first_cuts{what}_max {name}']:.1f} %)" if key in s else "-")  # fmt: skip
+        lines.append(f"| {label} | {s[f'mean_margin {name}']:+.4f} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _ranks(row: ThreadResult | None, attacker: str) -> str:

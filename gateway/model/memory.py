@@ -191,8 +191,11 @@ class Memory:
         return frozenset(self.first)
 
     def sources(self, terms: Iterable[str]) -> tuple[str, ...]:
-        """The earlier messages that first disclosed ``terms``, oldest first, each once."""
+        """The earlier messages that first disclosed ``terms``, oldest first, each once: for a term the message's
+        own thread let through as well, the thread's message. A list's other thread may have said the word first,
+        but the recipient reads a reply in its own conversation, and that is the message the audit should name."""
         wanted = set(terms)
+        wanted = {thread_marker(t) if thread_marker(t) in self.first else t for t in wanted}
         return tuple(dict.fromkeys(m for t, m in self.first.items() if t in wanted))
 
 
