@@ -203,6 +203,13 @@ def test_an_attacker_that_reads_passages_reads_each_thread_at_every_cut(engine: 
         assert s["ranked_first_cuts m"] == sum(firsts) / CUTS and s["ranked_first_cuts_max m"] == max(firsts)
         assert s["ranked_first_cuts_min m"] == min(firsts)
     assert "ranked first over the passage cuts" in threads_markdown(report)
+    # One cut: the attacker's own reading only; two: offsets 0 and half a passage.
+    for cuts in (1, 2):
+        fewer = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"m": SentenceAttacker(load_minilm())},
+                                 evidence_budget=0, cuts=cuts)  # fmt: skip
+        row = fewer.runs["memory"][0]
+        assert row.ranks == report.runs["memory"][0].ranks and len(row.cut_ranks.get("m", [0])) == cuts
+        assert ("ranked_first_cuts m" in fewer.summary("memory")) == (cuts > 1)
 
 
 def test_threads_in_one_stream_share_its_memory(engine: Engine) -> None:

@@ -279,3 +279,33 @@ def test_a_new_threads_memory_extends_its_streams_fold(tmp_path: Path) -> None:
         assert thread_marker("w0") not in own.first
     finally:
         Memory.of = fold  # type: ignore[method-assign]
+
+
+def test_on_a_list_the_audit_names_the_reply_s_own_thread_for_a_word_another_thread_said_first(
+    make_store: MakeStore,  # noqa: F811
+) -> None:
+    """One clinic writing to one insurer about two claims: both said "patient", claim a first. A reply on claim b is
+    read in claim b's conversation, so a decision that relied on "patient" names claim b's message; a message of a
+    third claim names the stream's first. The same through the front's folded memories (streams.Folds)."""
+    from pathlib import Path as P
+
+    from gateway import streams
+    from gateway.config import parse_config
+    from gateway.model.memory import Memory
+
+    cfg = parse_config('[policies.medical]\nentities = ["HIV"]\n', source="t.toml", base=P())
+    policies = list(cfg.policies.values())
+    store = make_store()
+    for message_id, root, terms in (("a1", "<a@clinic>", ["patient", "dose"]), ("b1", "<b@clinic>", ["patient"])):
+        streams.remember(store, message_id=message_id, sender="doc@clinic.example", recipients=["ins@payer.example"],
+                         thread=streams.Thread(root, root), disclosed={"medical": terms})  # fmt: skip
+    folds = streams.Folds()
+
+    def memory(root: str, kept: streams.Folds | None) -> Memory:
+        return streams.recall(store, policies, sender="doc@clinic.example", recipients=["ins@payer.example"],
+                              thread=streams.Thread("<reply@clinic>", root), folds=kept)["medical"]  # fmt: skip
+
+    for kept in (None, folds, folds):  # fresh, folded, and the fold kept from before
+        assert memory("<b@clinic>", kept).sources(["patient"]) == ("b1",)
+        assert memory("<b@clinic>", kept).sources(["patient", "dose"]) == ("a1", "b1")  # only claim a said "dose"
+        assert memory("<c@clinic>", kept).sources(["patient"]) == ("a1",)

@@ -103,6 +103,8 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--messages", type=int, default=6, help="messages per thread")
     t.add_argument("--one-stream", action="store_true",
                    help="every thread from one sender to one recipient, interleaved (a list's stream)")  # fmt: skip
+    t.add_argument("--cuts", type=int, default=4,
+                   help="passage cuts each thread is read at (sentence attacker; 1: its own reading)")  # fmt: skip
     t.set_defaults(alpha=[2.0])  # fmt: skip
 
 
@@ -188,6 +190,8 @@ def _threads(args: argparse.Namespace) -> int:
         raise InputError("eval threads takes one --alpha")
     if args.messages < 2:
         raise InputError("--messages: a thread needs at least 2 messages")
+    if args.cuts < 1:
+        raise InputError("--cuts: at least 1 (the attacker's own reading)")
     topics = datasets.read_topics(args.topics)
     docs = datasets.topic_documents(topics, args.corpus, max_chars=args.max_chars)
     index = args.index or _index_without(args.corpus, [t.title for t in topics], args.cache)
@@ -195,7 +199,7 @@ def _threads(args: argparse.Namespace) -> int:
     attackers = _attackers(args)
     with tqdm(total=2 * len(docs), unit=" thread", desc="eval threads", file=sys.stderr) as bar:
         report = evaluate_threads(engine, docs, alpha=args.alpha[0], size=args.messages, attackers=attackers,
-                                  progress=bar.update, one_stream=args.one_stream,
+                                  progress=bar.update, one_stream=args.one_stream, cuts=args.cuts,
                                   max_group=args.max_group, unknown=args.unknown,
                                   evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
                                   coarsen_facts=not args.no_facts, named_budget=args.named_budget,

@@ -56,13 +56,14 @@ class _Cut(Protocol):
     def shifted(self, offset: int) -> Attacker: ...
 
 
-def cuts_of(attacker: Attacker) -> list[Attacker]:
-    """The attacker at each of the ``CUTS`` passage cuts (itself first); one reading when it reads no passages."""
+def cuts_of(attacker: Attacker, cuts: int = CUTS) -> list[Attacker]:
+    """The attacker at each of ``cuts`` passage cuts, evenly spaced over a passage (itself first); one reading when
+    it reads no passages."""
     if not isinstance(attacker, _Cut):
         return [attacker]
     from gateway.evaluation.sentence_attacker import PASSAGE_WORDS
 
-    return [attacker, *(attacker.shifted(k * PASSAGE_WORDS // CUTS) for k in range(1, CUTS))]
+    return [attacker, *(attacker.shifted(k * PASSAGE_WORDS // cuts) for k in range(1, cuts))]
 
 
 def margin_of(scores: Mapping[str, float], true: str) -> float:
@@ -120,6 +121,7 @@ class ThreadReport:
     runs: dict[str, list[ThreadResult]] = field(default_factory=dict)  # "memory" / "alone"
     seconds: dict[str, float] = field(default_factory=dict)  # wall time of each run (recall, sanitize, remember)
     one_stream: bool = False  # every thread in one stream (one sender, one recipient), interleaved
+    cuts: int = CUTS  # the passage cuts each thread is read at (``cuts_of``)
 
     def summary(self, mode: str) -> dict[str, float]:
         """A run's figures; ``ranked_first`` and ``mean_rank`` for each attacker as ``<figure> <attacker>``, on
@@ -254,12 +256,14 @@ def evaluate_threads(
     attackers: Mapping[str, Attacker],
     progress: Callable[[int], None] = lambda _n: None,
     one_stream: bool = False,
+    cuts: int = CUTS,
     **sanitize: object,
 ) -> ThreadReport:
     """``one_stream``: every thread from one sender to one recipient, their messages interleaved (the first of
-    each thread, then the second of each, ...), as threads share a list's stream; else a stream per thread."""
+    each thread, then the second of each, ...), as threads share a list's stream; else a stream per thread.
+    ``cuts``: how many passage cuts an attacker that reads passages reads each thread at (``cuts_of``)."""
     candidates = tuple(dict.fromkeys(d.entity for d in docs))
-    report = ThreadReport(alpha, size, candidates, tuple(attackers), one_stream=one_stream)
+    report = ThreadReport(alpha, size, candidates, tuple(attackers), one_stream=one_stream, cuts=cuts)
     threads = [(doc, split_thread(doc.text, size)) for doc in docs]
     for name, attacker in attackers.items():
         original, naive = report.original.setdefault(name, {}), report.naive.setdefault(name, {})
@@ -301,7 +305,7 @@ def evaluate_threads(
                 run.result.later_ranks[name] = rank_of(attacker.scores(later, candidates), run.doc.entity)
                 if first:
                     run.result.first_ranks[name] = rank_of(attacker.scores(first, candidates), run.doc.entity)
-                if len(cut := cuts_of(attacker)) > 1:
+                if len(cut := cuts_of(attacker, cuts)) > 1:
                     ranks = (run.result.cut_ranks, run.result.cut_later_ranks, run.result.cut_first_ranks)
                     for into, text in zip(ranks, (joined, later, first), strict=True):
                         if text:
@@ -377,7 +381,10 @@ def threads_markdown(report: ThreadReport) -> str:
 def _robust(report: ThreadReport, name: str, runs: Sequence[tuple[str, str]]) -> list[str]:
     """The margin on the joined thread, and first places at every passage cut (when the attacker reads passages)."""
     summaries = {mode: report.summary(mode) for mode, _label in runs if mode in report.runs}
-    lines = ["", "| run | mean margin (joined) | ranked first over the passage cuts: joined | later messages "
+    lines = ["", "The margin: the topic's score minus its best rival's, at least 0 when it is ranked first. Over the "
+             f"passage cuts: the share ranked first with the attacker's passages cut at {report.cuts} offsets, a "
+             "fraction of a passage apart (the mean, the range in brackets; an attacker reading no passages: -).", "",
+             "| run | mean margin (joined) | ranked first over the passage cuts: joined | later messages "
              "| first message alone |", "|---|---|---|---|---|"]  # fmt: skip
     for mode, label in runs:
         if (s := summaries.get(mode)) is None:
