@@ -362,7 +362,10 @@ def threads_markdown(report: ThreadReport) -> str:
                              f"| {s[f'mean_rank_later {name}']:.2f} |")  # fmt: skip
         if "alone" in report.runs:
             firsts = [r.first_ranks[name] for r in report.runs["alone"] if name in r.first_ranks]
-            lines.append(f"| sanigate: the first message alone (the same in both runs) "
+            # In one stream a thread's first message is judged with the stream's other threads: not the same.
+            same = "the run alone's; with the memory a thread's first follows others" if report.one_stream else (
+                "the same in both runs")  # fmt: skip
+            lines.append(f"| sanigate: the first message alone ({same}) "
                          f"| {report.summary('alone')[f'ranked_first_first {name}']:.1f} % "
                          f"| {sum(firsts) / len(firsts) if firsts else 0.0:.2f} |")  # fmt: skip
         lines += _robust(report, name, runs)
