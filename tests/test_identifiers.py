@@ -882,3 +882,41 @@ def test_identifier_values_are_not_kept_in_the_engines_key_cache(engine: Engine,
     for d in result.decisions:
         if d.kind is not None:
             assert engine.reader._keys.peek(d.term) is None, d.term
+
+
+STYLE_SHEET = (
+    "margin:0px;font-size:12pt;font-family:Calibri, Arial, Helvetica, sans-serif;color:rgb(0,0,0);\n"
+    '@font-face\r\n\t{font-family:"Cambria Math";\r\n\tpanose-1:2 4 5 3 5 4 6 3 2 4;}\r\n'
+    "font-family:Aptos,Aptos_EmbeddedFont,Verdana,sans-serif\n"
+    "        rgb(0, 0, 0); font-family: Georgia, Tahoma,\n"
+    "mso-fareast-language:EN-US; mso-contact:rkossler@example.org\n"
+)
+
+
+def test_a_style_sheets_fonts_are_no_people_or_places(analyzer: Analyzer) -> None:
+    """HTML parts bring their style attributes and <style> blocks as text: a font is no one's name. The lines
+    are still read: an address in them is found."""
+    got = found(analyzer, STYLE_SHEET)
+    assert not {v: k for v, k in got.items() if k in ("PERSON", "LOC")}, got
+    assert got.get("rkossler@example.org") == "EMAIL"
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("follow-up: Eleanor Vasquez will call", "Eleanor Vasquez"),  # a hyphenated label, a blank at its colon
+        ("cc: Priya Raman; bcc: Okonkwo", "Priya Raman"),  # labels with no CSS property among them
+        ("Seen by Priya Raman; font-size: 12pt", "Priya Raman"),  # prose before a declaration
+    ],
+)
+def test_a_labelled_line_is_no_style_sheet(analyzer: Analyzer, text: str, name: str) -> None:
+    assert found(analyzer, text).get(name) == "PERSON"
+
+
+def test_a_word_the_dictionary_knows_as_a_thing_is_no_person_by_its_capital_alone(analyzer: Analyzer) -> None:
+    """WordNet knows "Linux" and "Helvetica" as an operating system and a typeface, and no census as a name."""
+    text = "Mozilla/5.0 (X11; Linux x86_64; rv:102.0)\nWe set it in Helvetica after the Windows update."
+    got = found(analyzer, text)
+    assert not {v for v, k in got.items() if k == "PERSON"}, got
+    # A title, a greeting or a signature still makes a person of any word.
+    assert found(analyzer, "Hi Linux,\nthe results are in.").get("Linux") == "PERSON"

@@ -164,6 +164,36 @@ def _shouting(line: str) -> bool:
     return len(line) <= 200 and line.isupper() and sum(ch.isalpha() for ch in line) >= 8
 
 
+# A style sheet's declaration ("font-family:Calibri", "{mso-style-type:personal;", "@font-face"): a property in
+# lower case, hyphens allowed, then a colon. HTML parts carry their style attributes and <style> blocks as text.
+_DECLARATION = re.compile(r"[ \t{}]*(?:-?[a-z][a-z0-9]*(?:-[a-z0-9]+)*[ \t]*:|@[a-z][a-z-]*)")
+_HYPHENATED_PROPERTY = re.compile(r"[ \t{}]*-?[a-z][a-z0-9]*(?:-[a-z0-9]+)+[ \t]*:")
+_PACKED_PROPERTY = re.compile(r"[ \t{]*-?[a-z][a-z0-9]*(?:-[a-z0-9]+)+:[^ \t]")
+
+
+def _declarations(line: str) -> bool:
+    """A line that is a style sheet's declarations, code and not prose: its words are font, colour and language
+    names ("Calibri", "Cambria Math", "EN-US"), no one's. Every ";"-separated piece must open with a property,
+    and the line must read as CSS and not as a labelled sentence ("follow-up: Dr Smith"): two declarations or
+    more, a closing ";" or a brace, or a hyphenated property with no blank at its colon ("font-family:Arial").
+    One property at least is hyphenated as CSS's are ("font-size", "mso-style-type"): "cc: John; bcc: Mary" is
+    a list of labels, whose values are names."""
+    if "-" not in line or (":" not in line and "@" not in line):
+        return False
+    line = line.rstrip(" \t\r")
+    pieces = [p for p in line.split(";") if p.strip(" \t{}")]
+    several = len(pieces) >= 2
+    if several and pieces[0].islower() and not _DECLARATION.match(pieces[0]):
+        # The end of a value wrapped from the line before: "  rgb(0, 0, 0); font-size: 12pt" (with no capital:
+        # "Seen by Rob Smith; font-size: 12pt" opens with prose).
+        pieces = pieces[1:]
+    if not pieces or not all(_DECLARATION.match(p) for p in pieces):
+        return False
+    if not any(_HYPHENATED_PROPERTY.match(p) for p in pieces):
+        return False
+    return several or line.endswith((";", "}")) or "{" in line or (_PACKED_PROPERTY.match(pieces[0]) is not None)
+
+
 # A finding of a line: start and end in the line, kind, source, score.
 _AFTER_CLOSING = b"closing"
 _QUOTED = b"quoted"
@@ -257,7 +287,7 @@ class NameRecognizer:
     def _read_line(self, text: str, closing: bool, *, greeting: bool = True) -> tuple[_LineFinding, ...]:
         """The names of one line: runs of capitalised words, each judged (``closing``: "Regards," before it;
         ``greeting``: whether a greeting may open it)."""
-        if _shouting(text):
+        if _shouting(text) or _declarations(text):
             return ()
         # Only capitalised words can start or carry a name: the rest of the text is never tokenized.
         caps = []
@@ -434,6 +464,11 @@ class NameRecognizer:
             # "Qt", "Ip", "Cy": two letters alone are a product, a unit or a syllable as often as a name. A person
             # of two letters is found with a title, a greeting or a signature (above), not by a capital alone; as
             # another mention ("Li" after "Mr Li") a part needs three letters too (_mentions).
+            return [self._finding(text, start, end, K.MISC, "capitalised phrase", 0.5)]
+        if len(words) == 1 and classes[0] == "proper" and not (lex.is_given_name(words[0]) or lex.is_surname(words[0])):
+            # The dictionary knows the word as the name of a thing, neither a person nor a place ("Linux",
+            # "Helvetica": a product, a typeface), and no census lists it as a first name or surname: a capital
+            # alone is no evidence of a person then. With a title, a greeting or a signature it is one (above).
             return [self._finding(text, start, end, K.MISC, "capitalised phrase", 0.5)]
         if all(c in ("unknown", "proper") for c in classes) and len(words) <= 4 and not any(t.acronym for t in run):
             return [self._finding(text, start, end, K.PERSON, "capitalised name", 0.7)]
