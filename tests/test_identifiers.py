@@ -920,3 +920,12 @@ def test_a_word_the_dictionary_knows_as_a_thing_is_no_person_by_its_capital_alon
     assert not {v for v, k in got.items() if k == "PERSON"}, got
     # A title, a greeting or a signature still makes a person of any word.
     assert found(analyzer, "Hi Linux,\nthe results are in.").get("Linux") == "PERSON"
+
+
+def test_a_states_abbreviation_makes_no_place_of_a_longer_phrase(analyzer: Analyzer) -> None:
+    """ "TX" and "ID" are states' abbreviations, and "TX DSP", "NOC ID" a radio's parts: no place."""
+    text = "  TX Channel: 1\n    TX DSP: n/a\nInitializing block control (NOC ID: 0x12AD100000000001)\n"
+    got = found(analyzer, text)
+    assert not {v for v, k in got.items() if k == "LOC"}, got
+    # A place the phrase names besides the abbreviation is still one.
+    assert found(analyzer, "She moved here from Fresno CA last spring.").get("Fresno CA") == "LOC"

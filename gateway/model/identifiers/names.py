@@ -418,8 +418,13 @@ class NameRecognizer:
             end -= 1  # a full stop ends the sentence, not the name
         if text[end - 2 : end] in ("’s", "'s"):
             end -= 2
-        words = [t.word for t in run if t.word.lower() not in _CONNECTORS and t.word.lower() != "the"]
+        toks = [t for t in run if t.word.lower() not in _CONNECTORS and t.word.lower() != "the"]
+        words = [t.word for t in toks]
         classes = [lex.word_class(w) for w in words]
+        if len(words) > 1:
+            # A place's abbreviation ("TX", "ID": states) is no evidence of a place inside a longer phrase: "TX DSP"
+            # and "NOC ID" are a device's parts, and a state alone is no Safe Harbor place anyway.
+            classes = ["unknown" if c == "place" and t.acronym else c for c, t in zip(classes, toks, strict=True)]
         lows = [w.lower() for w in words]
         if len(words) > 1 and (whole := lex.word_class(" ".join(words))) in ("place", "person"):
             kind = K.LOC if whole == "place" else K.PERSON  # "United Kingdom", "New York", "Alice Walker"
