@@ -890,6 +890,8 @@ STYLE_SHEET = (
     "font-family:Aptos,Aptos_EmbeddedFont,Verdana,sans-serif\n"
     "        rgb(0, 0, 0); font-family: Georgia, Tahoma,\n"
     "mso-fareast-language:EN-US; mso-contact:rkossler@example.org\n"
+    '\tfont-family:"Consolas",serif;}span.EmailStyle21\n'
+    "p.MsoNormal, li.MsoNormal { margin: 0cm 0cm 0.0001pt 36pt; font-family: Tahoma, Geneva, sans-serif; }\n"
 )
 
 

@@ -166,7 +166,11 @@ def _shouting(line: str) -> bool:
 
 # A style sheet's declaration ("font-family:Calibri", "{mso-style-type:personal;", "@font-face"): a property in
 # lower case, hyphens allowed, then a colon. HTML parts carry their style attributes and <style> blocks as text.
-_DECLARATION = re.compile(r"[ \t{}]*(?:-?[a-z][a-z0-9]*(?:-[a-z0-9]+)*[ \t]*:|@[a-z][a-z-]*)")
+# A rule may open on the line, after its selector ("p.MsoNormal, li.MsoNormal {margin:0"), or close before the
+# next one's selector ("sans-serif;}span.EmailStyle17"), a piece with no declaration.
+_DECLARATION = re.compile(
+    r"[ \t{}]*(?:[^{};:]*\{[ \t]*)?(?:-?[a-z][a-z0-9]*(?:-[a-z0-9]+)*[ \t]*:|@[a-z][a-z-]*)|[ \t]*\}[^{};:]*\Z"
+)
 _HYPHENATED_PROPERTY = re.compile(r"[ \t{}]*-?[a-z][a-z0-9]*(?:-[a-z0-9]+)+[ \t]*:")
 _PACKED_PROPERTY = re.compile(r"[ \t{]*-?[a-z][a-z0-9]*(?:-[a-z0-9]+)+:[^ \t]")
 
