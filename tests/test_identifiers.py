@@ -909,6 +909,13 @@ def test_a_style_sheets_fonts_are_no_people_or_places(analyzer: Analyzer) -> Non
         ("follow-up: Eleanor Vasquez will call", "Eleanor Vasquez"),  # a hyphenated label, a blank at its colon
         ("cc: Priya Raman; bcc: Okonkwo", "Priya Raman"),  # labels with no CSS property among them
         ("Seen by Priya Raman; font-size: 12pt", "Priya Raman"),  # prose before a declaration
+        # Labels shaped like declarations, hyphenated and ';'-separated, that CSS does not define: their values
+        # are names.
+        ("next-of-kin: Mary Jones; follow-up: Dr Okafor", "Mary Jones"),
+        ("next-of-kin: Mary Jones; follow-up: Dr Okafor", "Dr Okafor"),
+        ("pre-op: Anna Lindqvist; post-op: Tomas Green;", "Anna Lindqvist"),
+        ("on-call:Anna Lindqvist", "Anna Lindqvist"),
+        ("care-team: Anna Lindqvist, Priya Raman;", "Anna Lindqvist"),
     ],
 )
 def test_a_labelled_line_is_no_style_sheet(analyzer: Analyzer, text: str, name: str) -> None:

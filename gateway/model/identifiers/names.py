@@ -172,6 +172,78 @@ _DECLARATION = re.compile(
     r"[ \t{}]*(?:[^{};:]*\{[ \t]*)?(?:-?[a-z][a-z0-9]*(?:-[a-z0-9]+)*[ \t]*:|@[a-z][a-z-]*)|[ \t]*\}[^{};:]*\Z"
 )
 _HYPHENATED_PROPERTY = re.compile(r"[ \t{}]*-?[a-z][a-z0-9]*(?:-[a-z0-9]+)+[ \t]*:")
+# A declaration's property, after the rule's selector where one opens on the line ("a:link, span.x { color:").
+_PROPERTY = re.compile(r"[ \t{]*(?:[^{};]*\{[ \t]*)?(-?[a-z][a-z0-9]*(?:-[a-z0-9]+)*)[ \t]*:")
+
+# The properties CSS defines (CSS 2.1 and the CSS 3 modules mail clients write; the last three are Word's HTML's, as
+# Outlook writes them beside its "mso-" ones), by their names. A label a person
+# writes looks the same ("next-of-kin: Mary Jones; follow-up: Dr Smith"), and its values are names: a piece is a
+# declaration only when its property is one of these or vendor-prefixed ("-webkit-", Outlook's "mso-").
+_CSS_PROPERTIES = frozenset(
+    """
+    accent-color align-content align-items align-self all animation animation-delay animation-direction
+    animation-duration animation-fill-mode animation-iteration-count animation-name animation-play-state
+    animation-timing-function appearance aspect-ratio backdrop-filter backface-visibility background
+    background-attachment background-blend-mode background-clip background-color background-image
+    background-origin background-position background-position-x background-position-y background-repeat
+    background-size block-size border border-block border-block-color border-block-end border-block-start
+    border-block-style border-block-width border-bottom border-bottom-color border-bottom-left-radius
+    border-bottom-right-radius border-bottom-style border-bottom-width border-collapse border-color border-image
+    border-image-outset border-image-repeat border-image-slice border-image-source border-image-width
+    border-inline border-inline-color border-inline-end border-inline-start border-inline-style
+    border-inline-width border-left border-left-color border-left-style border-left-width border-radius
+    border-right border-right-color border-right-style border-right-width border-spacing border-style border-top
+    border-top-color border-top-left-radius border-top-right-radius border-top-style border-top-width
+    border-width bottom box-decoration-break box-shadow box-sizing break-after break-before break-inside
+    caption-side caret-color clear clip clip-path color color-scheme column-count column-fill column-gap
+    column-rule column-rule-color column-rule-style column-rule-width column-span column-width columns contain
+    content counter-increment counter-reset cursor direction display empty-cells filter flex flex-basis
+    flex-direction flex-flow flex-grow flex-shrink flex-wrap float font font-display font-family
+    font-feature-settings font-kerning font-size font-size-adjust font-stretch font-style font-variant
+    font-variant-caps font-variant-ligatures font-variant-numeric font-weight gap grid grid-area
+    grid-auto-columns grid-auto-flow grid-auto-rows grid-column grid-column-end grid-column-start grid-gap
+    grid-row grid-row-end grid-row-start grid-template grid-template-areas grid-template-columns
+    grid-template-rows hanging-punctuation height hyphens image-rendering inline-size inset isolation
+    justify-content justify-items justify-self layout-grid-mode left letter-spacing line-break line-height
+    list-style list-style-image list-style-position list-style-type margin margin-block margin-block-end
+    margin-block-start margin-bottom margin-inline margin-inline-end margin-inline-start margin-left
+    margin-right margin-top mask max-block-size max-height max-inline-size max-width min-block-size min-height
+    min-inline-size min-width mix-blend-mode object-fit object-position opacity order orphans outline
+    outline-color outline-offset outline-style outline-width overflow overflow-wrap overflow-x overflow-y
+    padding padding-block padding-bottom padding-inline padding-left padding-right padding-top page
+    page-break-after page-break-before page-break-inside panose-1 perspective place-content place-items
+    pointer-events position quotes resize right row-gap scroll-behavior size speak src tab-size table-layout
+    text-align text-align-last text-autospace text-decoration text-decoration-color text-decoration-line
+    text-decoration-style text-indent text-justify text-orientation text-overflow text-rendering text-shadow
+    text-size-adjust text-transform text-underline-position top transform transform-origin transform-style
+    transition transition-delay transition-duration transition-property transition-timing-function
+    unicode-bidi unicode-range user-select vertical-align visibility white-space widows width will-change
+    word-break word-spacing word-wrap writing-mode z-index zoom
+    border-end-end-radius border-end-start-radius border-start-end-radius border-start-start-radius
+    content-visibility font-optical-sizing font-palette font-synthesis font-variant-alternates
+    font-variant-east-asian font-variant-position font-variation-settings forced-color-adjust
+    hyphenate-character inset-block inset-inline line-clamp math-style overscroll-behavior padding-block-end
+    padding-block-start padding-inline-end padding-inline-start print-color-adjust ruby-position scroll-margin
+    scroll-padding scroll-snap-align scroll-snap-type scrollbar-color scrollbar-gutter scrollbar-width
+    text-combine-upright text-decoration-skip-ink text-decoration-thickness text-emphasis text-underline-offset
+    text-wrap text-wrap-mode text-wrap-style touch-action white-space-collapse
+    punctuation-wrap text-justify-trim text-underline
+    """.split()
+)
+_VENDOR = ("-webkit-", "-moz-", "-ms-", "-o-", "mso-")
+
+
+def _css_property(piece: str) -> bool:
+    """Whether a piece opens with a property CSS defines (an at-rule or a rule's closing brace passes too)."""
+    if piece.lstrip(" \t").startswith("}"):
+        return True  # a rule closed, then the next one's selector ("}a:link, span.MsoHyperlink"): no label's value
+    m = _PROPERTY.match(piece)
+    if m is None:
+        return True  # "@font-face", "}span.EmailStyle21": _DECLARATION let it through, and it holds no label
+    name = m.group(1)
+    return name in _CSS_PROPERTIES or name.startswith(_VENDOR)
+
+
 _PACKED_PROPERTY = re.compile(r"[ \t{]*-?[a-z][a-z0-9]*(?:-[a-z0-9]+)+:[^ \t]")
 
 
@@ -191,7 +263,7 @@ def _declarations(line: str) -> bool:
         # The end of a value wrapped from the line before: "  rgb(0, 0, 0); font-size: 12pt" (with no capital:
         # "Seen by Rob Smith; font-size: 12pt" opens with prose).
         pieces = pieces[1:]
-    if not pieces or not all(_DECLARATION.match(p) for p in pieces):
+    if not pieces or not all(_DECLARATION.match(p) and _css_property(p) for p in pieces):
         return False
     if not any(_HYPHENATED_PROPERTY.match(p) for p in pieces):
         return False
