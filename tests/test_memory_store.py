@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 from test_store import MakeStore, make_store  # noqa: F401  (the per-backend fixture)
 
 from gateway.store.base import Store, StreamQuery
 from gateway.store.sqlite import SQLiteStore
+
+if TYPE_CHECKING:
+    from gateway.config import PolicyConfig
+    from gateway.model.memory import Disclosure, Memory
 
 
 def _query(**kw: object) -> StreamQuery:
@@ -139,32 +145,52 @@ def test_the_kept_rows_are_bounded() -> None:
     assert cache.known([(0, 9.0)]) == {}  # the same id at another time is another row
 
 
-def test_folded_memories_are_extended_only_when_the_rows_only_grew(tmp_path: Path) -> None:
-    """The front's memories (streams.Folds) equal a fold from the first row through every change of the rows."""
-    from pathlib import Path as P
+class _Folding:
+    """The front's folded memories (streams.Folds) over one SQLite store, each ``Memory.of`` counted by its thread."""
 
-    from gateway import streams
+    def __init__(self, store: SQLiteStore, policies: list[PolicyConfig]) -> None:
+        from gateway import streams
+
+        self.store, self.policies = store, policies
+        self.folds = streams.Folds()
+        self.folded: list[str] = []
+
+    def recall(self, sender: str, recipient: str, root: str = "", now: float | None = None) -> Memory:
+        """The kept memory, checked equal to a fold from the first row."""
+        from gateway import streams
+
+        kw: dict[str, object] = dict(sender=sender, recipients=[recipient], thread=streams.Thread(root, root), now=now)
+        kept = streams.recall(self.store, self.policies, folds=self.folds, **kw)["medical"]  # type: ignore[arg-type]
+        fresh = streams.recall(self.store, self.policies, **kw)["medical"]  # type: ignore[arg-type]
+        assert list(kept.first.items()) == list(fresh.first.items())
+        return kept
+
+
+@pytest.fixture
+def folding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[_Folding]:
     from gateway.config import parse_config
     from gateway.model.memory import Memory
 
-    cfg = parse_config('[policies.medical]\nentities = ["HIV"]\nstream_memory_days = 1\n', source="t.toml", base=P())
-    policies = list(cfg.policies.values())
-    store = SQLiteStore(tmp_path / "s.db")
-    folds = streams.Folds()
-    folded: list[int] = []
+    cfg = parse_config('[policies.medical]\nentities = ["HIV"]\nstream_memory_days = 1\n', source="t.toml",
+                       base=Path())  # fmt: skip
+    out = _Folding(SQLiteStore(tmp_path / "s.db"), list(cfg.policies.values()))
     fold = Memory.of
 
-    def counting(rows: object, **kw: str) -> Memory:
-        folded.append(1)
-        return fold(rows, **kw)  # type: ignore[arg-type]
+    def counting(rows: Iterable[Disclosure], *, thread: str = "") -> Memory:
+        out.folded.append(thread)
+        return fold(rows, thread=thread)
+
+    monkeypatch.setattr(Memory, "of", counting)
+    yield out
+    out.store.close()
+
+
+def test_folded_memories_are_extended_only_when_the_rows_only_grew(tmp_path: Path, folding: _Folding) -> None:
+    """The front's memories (streams.Folds) equal a fold from the first row through every change of the rows."""
+    store, folded = folding.store, folding.folded
 
     def both(now: float | None = None) -> Memory:
-        kw: dict[str, object] = dict(sender="doc@clinic.example", recipients=["ins@payer.example"],
-                                     thread=streams.Thread("", ""), now=now)  # fmt: skip
-        kept = streams.recall(store, policies, folds=folds, **kw)["medical"]  # type: ignore[arg-type]
-        fresh = streams.recall(store, policies, **kw)["medical"]  # type: ignore[arg-type]
-        assert list(kept.first.items()) == list(fresh.first.items())
-        return kept
+        return folding.recall("doc@clinic.example", "ins@payer.example", now=now)
 
     def remember(i: int, terms: list[str], at: float | None = None) -> None:
         store.remember(message_id=f"m{i}", sender="doc@clinic.example", recipients=["ins@payer.example"],
@@ -173,27 +199,22 @@ def test_folded_memories_are_extended_only_when_the_rows_only_grew(tmp_path: Pat
             sqlite3.connect(tmp_path / "s.db").execute("UPDATE stream_memory SET at = ? WHERE message_id = ?",
                                                        (at, f"m{i}")).connection.commit()  # fmt: skip
 
-    Memory.of = counting  # type: ignore[method-assign]
-    try:
-        for i in range(4):
-            remember(i, ["patient", f"t{i}"])
-        first = both()
-        assert first.sources(["patient"]) == ("m0",)
-        n = len(folded)
-        assert both() is first and len(folded) == n + 1  # unchanged rows: the same memory (only the fresh fold)
-        remember(4, ["dose", "patient"])
-        assert both().first["dose"] == "m4" and len(folded) == n + 2  # new rows: extended, not folded again
-        remember(5, ["clinic"], at=time.time() - 3600)  # older than the newest: folded from the start
-        assert both().first["clinic"] == "m5" and len(folded) == n + 4
-        # The window moves past the first rows: folded from the start; "patient" now comes from m4.
-        db = sqlite3.connect(tmp_path / "s.db")
-        db.execute("UPDATE stream_memory SET at = at - 7200 WHERE message_id IN ('m0', 'm1', 'm2', 'm3')")
-        db.commit()
-        later = both(now=time.time() + 86400 - 5000)
-        assert later.sources(["patient"]) == ("m4",) and "t0" not in later.first
-    finally:
-        Memory.of = fold  # type: ignore[method-assign]
-        store.close()
+    for i in range(4):
+        remember(i, ["patient", f"t{i}"])
+    first = both()
+    assert first.sources(["patient"]) == ("m0",)
+    n = len(folded)
+    assert both() is first and len(folded) == n + 1  # unchanged rows: the same memory (only the fresh fold)
+    remember(4, ["dose", "patient"])
+    assert both().first["dose"] == "m4" and len(folded) == n + 2  # new rows: extended, not folded again
+    remember(5, ["clinic"], at=time.time() - 3600)  # older than the newest: folded from the start
+    assert both().first["clinic"] == "m5" and len(folded) == n + 4
+    # The window moves past the first rows: folded from the start; "patient" now comes from m4.
+    db = sqlite3.connect(tmp_path / "s.db")
+    db.execute("UPDATE stream_memory SET at = at - 7200 WHERE message_id IN ('m0', 'm1', 'm2', 'm3')")
+    db.commit()
+    later = both(now=time.time() + 86400 - 5000)
+    assert later.sources(["patient"]) == ("m4",) and "t0" not in later.first
 
 
 def test_a_streams_version_moves_with_every_row_its_recall_would_read_and_only_then(
@@ -231,54 +252,32 @@ def test_a_streams_version_moves_with_every_row_its_recall_would_read_and_only_t
     other.close()
 
 
-def test_a_new_threads_memory_extends_its_streams_fold(tmp_path: Path) -> None:
+def test_a_new_threads_memory_extends_its_streams_fold(folding: _Folding) -> None:
     """A message of a thread no row belongs to has its stream's memory: extended from the last message's fold,
     whatever that message's thread, and equal to a fold from the first row; a row of its own thread counts as
     the thread's (its markers), folded on its own."""
-    from pathlib import Path as P
+    from gateway.model.memory import named_marker, thread_marker
 
-    from gateway import streams
-    from gateway.config import parse_config
-    from gateway.model.memory import Memory, named_marker, thread_marker
-
-    cfg = parse_config('[policies.medical]\nentities = ["HIV"]\nstream_memory_days = 1\n', source="t.toml", base=P())
-    policies = list(cfg.policies.values())
-    store = SQLiteStore(tmp_path / "s.db")
-    folds = streams.Folds()
-    folded: list[str] = []
-    fold = Memory.of
-
-    def counting(rows: object, *, thread: str = "") -> Memory:
-        folded.append(thread)
-        return fold(rows, thread=thread)  # type: ignore[arg-type]
+    store, folded = folding.store, folding.folded
 
     def recall(root: str) -> Memory:
-        kw: dict[str, object] = dict(sender="list@lists.example", recipients=["all@example.org"],
-                                     thread=streams.Thread(root, root))  # fmt: skip
-        kept = streams.recall(store, policies, folds=folds, **kw)["medical"]  # type: ignore[arg-type]
-        fresh = streams.recall(store, policies, **kw)["medical"]  # type: ignore[arg-type]
-        assert list(kept.first.items()) == list(fresh.first.items())
-        return kept
+        return folding.recall("list@lists.example", "all@example.org", root)
 
     def remember(i: int, root: str, terms: list[str]) -> None:
         store.remember(message_id=f"m{i}", sender="list@lists.example", recipients=["all@example.org"],
                        disclosed={"medical": terms}, thread=root)  # fmt: skip
 
-    Memory.of = counting  # type: ignore[method-assign]
-    try:
-        for i in range(3):
-            remember(i, f"<t{i}>", ["patient", f"w{i}", named_marker("HIV")])
-        recall("<new1>")
-        n = len(folded)
-        remember(3, "<new1>", ["dose"])
-        later = recall("<new2>")  # another new thread: the stream's fold, extended by m3's row
-        assert len(folded) == n + 1 and folded[-1] == "<new2>"  # only the fresh fold
-        assert later.first["dose"] == "m3" and named_marker("HIV") not in later.first
-        own = recall("<t1>")  # a thread with a row of its own: its markers count
-        assert own.first[named_marker("HIV")] == "m1" and own.first[thread_marker("w1")] == "m1"
-        assert thread_marker("w0") not in own.first
-    finally:
-        Memory.of = fold  # type: ignore[method-assign]
+    for i in range(3):
+        remember(i, f"<t{i}>", ["patient", f"w{i}", named_marker("HIV")])
+    recall("<new1>")
+    n = len(folded)
+    remember(3, "<new1>", ["dose"])
+    later = recall("<new2>")  # another new thread: the stream's fold, extended by m3's row
+    assert len(folded) == n + 1 and folded[-1] == "<new2>"  # only the fresh fold
+    assert later.first["dose"] == "m3" and named_marker("HIV") not in later.first
+    own = recall("<t1>")  # a thread with a row of its own: its markers count
+    assert own.first[named_marker("HIV")] == "m1" and own.first[thread_marker("w1")] == "m1"
+    assert thread_marker("w0") not in own.first
 
 
 def test_on_a_list_the_audit_names_the_reply_s_own_thread_for_a_word_another_thread_said_first(
@@ -291,7 +290,6 @@ def test_on_a_list_the_audit_names_the_reply_s_own_thread_for_a_word_another_thr
 
     from gateway import streams
     from gateway.config import parse_config
-    from gateway.model.memory import Memory
 
     cfg = parse_config('[policies.medical]\nentities = ["HIV"]\n', source="t.toml", base=P())
     policies = list(cfg.policies.values())
