@@ -17,7 +17,10 @@ from __future__ import annotations
 import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from gateway.model.identifiers.finding import Role
 
 # Between segments: a paragraph break (no phrase, group or article crosses it)
 # around a character no text we hand the engine contains.
@@ -28,6 +31,7 @@ SEPARATOR = "\n\n\u2029\n\n"
 class Segment:
     part: str
     pieces: tuple[str, ...]
+    role: Role = "prose"
 
     @property
     def text(self) -> str:
@@ -81,6 +85,12 @@ def combine(segments: Sequence[Segment]) -> tuple[str, list[int]]:
         parts.append(text)
         pos += len(text)
     return "".join(parts), starts
+
+
+def roles(segments: Sequence[Segment]) -> tuple[Role, ...]:
+    """Each segment's role, in order; empty when every one is prose (the identifier pass reads all text so)."""
+    out = tuple(seg.role for seg in segments)
+    return out if "machine" in out else ()
 
 
 def split(text: str, n: int) -> list[str] | None:

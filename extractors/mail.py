@@ -34,7 +34,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.headerregistry import Address, Group
 from email.message import Message
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from extractors.base import Extracted, Note, Segment
 from extractors.docx import DOCX_TYPES, extract_docx
@@ -49,6 +49,9 @@ from gateway.errors import (
     UnreadableContentError,
     UnsupportedContentError,
 )
+
+if TYPE_CHECKING:
+    from gateway.model.identifiers.finding import Role
 
 Handling = Literal["pass", "strip", "quarantine"]
 SIGNATURE_HEADER_NAME = SIGNATURE_HEADER = "X-Sanigate-Signature"
@@ -76,6 +79,13 @@ STRUCTURAL_HEADERS = frozenset(
         "X-Gm-Gg", "IronPort-SDR", "Message-ID-Hash",
     )
 )  # fmt: skip
+# Fields a person writes (RFC 5322's Subject, Comments and Keywords; the organisation and a part's description,
+# which a mail program takes from its user; Outlook's copy of the Subject): read as prose. Every other field read
+# as text is a program's (X-AntiAbuse, User-Agent, List-Id's description, a scanner's verdict), where a capital
+# alone is no evidence of a name. Address fields' display names are people's and read as prose too.
+PROSE_HEADERS = frozenset(
+    h.lower() for h in ("Subject", "Comments", "Keywords", "Thread-Topic", "Organization", "Content-Description")
+)
 _COMMENT = re.compile(r"\(((?:[^()\\]|\\.)*)\)")
 _ENCRYPTED_TYPES = frozenset({"multipart/encrypted", "application/pgp-encrypted"})
 _PKCS7 = frozenset({"application/pkcs7-mime", "application/x-pkcs7-mime"})
@@ -193,7 +203,8 @@ class _Walker:
         def set_header(new: Sequence[tuple[str, ...]]) -> None:
             _set_header(msg, index, name, _encoded(name, "".join(new[0])))
 
-        self.doc._add([Segment(label, (value,))], set_header)
+        role: Role = "prose" if name.lower() in PROSE_HEADERS else "machine"
+        self.doc._add([Segment(label, (value,), role)], set_header)
 
     def _addresses(self, msg: Message, index: int, name: str, raw: object, label: str) -> None:
         if _BARE_ADDRESSES.fullmatch(str(raw)):

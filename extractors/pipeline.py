@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from extractors.base import SEPARATOR, Extracted, Note, Segment, apply_to_pieces, combine, locate, split
+from extractors.base import SEPARATOR, Extracted, Note, Segment, apply_to_pieces, combine, locate, roles, split
 from extractors.docx import extract_docx
 from extractors.limits import Limits
 from extractors.mail import ContentPolicy, extract_mail
@@ -140,6 +140,9 @@ def sanitize_extracted(
     spans: list[tuple[PartSpan, ...]] = []
     composed: list[TextEdit] = []
     current = text
+    # Which parts a program wrote (a header like X-AntiAbuse): the name finder asks more of a capital there. Every
+    # policy's text keeps the parts in their order, between the same separators.
+    part_roles = roles(segments)
     for i, policy in enumerate(policies):
         if not current.strip():
             break
@@ -147,7 +150,7 @@ def sanitize_extracted(
         # A policy with identifier kinds removes them first, then judges its entities on what remains.
         result = sanitize_text(current, policy, engine=engine, identifiers=identifiers, avoid=flagged,
                                disclosed=disclosed[i] if i < len(disclosed) else (),
-                               addresses=extracted.addresses)  # fmt: skip
+                               addresses=extracted.addresses, roles=part_roles)  # fmt: skip
         stage_starts = _starts(split(current, len(segments)) or [])
         for d in result.decisions:
             spans.append(tuple([PartSpan(*locate(stage_starts, segments, s)) for s in d.spans]))

@@ -14,7 +14,7 @@ from dataclasses import replace
 import phonenumbers
 
 from gateway.model.identifiers import kinds as K
-from gateway.model.identifiers.finding import Finding
+from gateway.model.identifiers.finding import Finding, Role
 from gateway.model.identifiers.lowered import Lowered
 from gateway.model.identifiers.names import TITLES, Lexicon, NameRecognizer, ordinary_mentions
 from gateway.model.identifiers.patterns import LABELLED, shape_of, structured
@@ -42,33 +42,37 @@ class Analyzer:
         it is the word ("by the grace of"), not the name."""
         return kind == K.PERSON and " " not in value and self._lexicon.is_ordinary(value)
 
-    def analyze(self, text: str, kinds: Collection[str], *, addresses: Collection[str] = ()) -> list[Finding]:
+    def analyze(
+        self, text: str, kinds: Collection[str], *, addresses: Collection[str] = (), roles: Sequence[Role] = ()
+    ) -> list[Finding]:
         """Findings of the given kinds, none overlapping another, in text order.
 
         The text is read as a reader sees it (normalize.fold: "123\u200b-45-6789", "５５５-123-4567", a soft
         hyphen inside a name), and each finding covers the original characters, invisible ones included.
         ``addresses``: e-mail addresses a reader sees beside the text (a header's), read as the text's own.
+        ``roles``: who wrote each part of the text (parts are separated by U+2029, as a message's segments are),
+        in order; none given, every part is prose.
         """
-        return self.analyze_lowered(text, kinds, addresses=addresses)[0]
+        return self.analyze_lowered(text, kinds, addresses=addresses, roles=roles)[0]
 
     def analyze_lowered(
-        self, text: str, kinds: Collection[str], *, addresses: Collection[str] = ()
+        self, text: str, kinds: Collection[str], *, addresses: Collection[str] = (), roles: Sequence[Role] = ()
     ) -> tuple[list[Finding], Lowered]:
         """``analyze``, and the text in lower case with the searches made in it (where the text was read as it
         stands, unfolded), for the pass's later searches of the same values."""
         view = fold_with_offsets(text)
         if view is None:
             lowered = Lowered(text)
-            return self._analyze(text, kinds, addresses, lowered), lowered
+            return self._analyze(text, kinds, addresses, lowered, roles), lowered
         folded, starts, ends = view
         out: list[Finding] = []
-        for f in self._analyze(folded, kinds, addresses, Lowered(folded)):
+        for f in self._analyze(folded, kinds, addresses, Lowered(folded), roles):
             start, end = starts[f.start], ends[f.end - 1]
             out.append(f.moved(start, end, text[start:end]))
         return out, Lowered(text)
 
     def _analyze(
-        self, text: str, kinds: Collection[str], addresses: Collection[str], lowered: Lowered
+        self, text: str, kinds: Collection[str], addresses: Collection[str], lowered: Lowered, roles: Sequence[Role]
     ) -> list[Finding]:
         wanted = frozenset(kinds)
         found: list[Finding] = []
@@ -82,7 +86,7 @@ class Analyzer:
             if produces & wanted:
                 found.extend(f for f in recognizer(scan, shape) if f.kind in wanted)
         if NAME_KINDS & wanted:
-            found.extend(self._names(text, wanted))
+            found.extend(self._names(text, wanted, roles))
         if K.PERSON in wanted:
             found.extend(
                 _address_names(

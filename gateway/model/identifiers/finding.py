@@ -3,6 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
+
+Role = Literal["prose", "machine"]
+"""What wrote a part of a text, as its extractor knows: a person ("prose": a body, a Subject, a sender's display
+name), or a program ("machine": a header such as X-AntiAbuse or User-Agent). A capital in machine text is no
+evidence of a name by itself ("Primary Hostname"); a name there is found by what shows it is one (a title, a
+first name and surname, the census, another mention of a name found in the prose)."""
 
 
 # init=False: the __init__ below is the dataclass's own, written to set each slot through its descriptor. The

@@ -14,6 +14,11 @@ A phrase is a run of capitalised words, joined through "of", "of the",
   * otherwise a person when short and free of ordinary words, else an organisation.
 A person found once is found again wherever a part of the name recurs
 ("Mr Ruslan Kurkaev" ... "Kurkaev"), so one placeholder covers every mention.
+
+In a program's text (a header such as X-AntiAbuse, as the extractor tells; a
+log's or a probe's lines pasted into a message) a capital alone makes no
+person: "Primary Hostname", "RX Dboard" are MISC there; the other evidence
+(a title, the census, a greeting or signature, another mention) still holds.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Literal, Protocol
 
 from gateway.model.identifiers import kinds as K
-from gateway.model.identifiers.finding import Finding
+from gateway.model.identifiers.finding import Finding, Role
 
 WordClass = Literal["common", "place", "person", "demonym", "proper", "mixed", "unknown"]
 
@@ -270,9 +275,34 @@ def _declarations(line: str) -> bool:
     return several or line.endswith((";", "}")) or "{" in line or (_PACKED_PROPERTY.match(pieces[0]) is not None)
 
 
+# A line a program printed, whatever part it stands in: a level of a log's ("[INFO] [UHD] linux; GNU C++ version"),
+# the syslog levels; or a tree a probe draws, bars down its left ("|   |   RX Dboard: A", "|   /"). A table a
+# person writes in plain text ("| Patient | Mary Jones |") closes its rows with a bar, a drawn tree does not.
+_LOG_LEVEL = re.compile(r"\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|ALERT|EMERG)\][ \t]")
+_TREE = re.compile(r"\|[ \t]+[|/_*]")
+_BLANK_OR_QUOTE = " \t\r>"
+_PRINTED_OPENS = frozenset(" \t>|[")
+
+
+def _program_output(line: str) -> bool:
+    """Whether a line (quote marks allowed before it) is one a program printed: a log's or a drawn tree's."""
+    if line[:1] not in _PRINTED_OPENS:
+        return False
+    if line[0] != "|" and line[0] != "[":
+        line = line.lstrip(_BLANK_OR_QUOTE)
+    if _LOG_LEVEL.match(line) is not None:
+        return True
+    return _TREE.match(line) is not None and not line.rstrip(" \t\r").endswith("|")
+
+
 # A finding of a line: start and end in the line, kind, source, score.
 _AFTER_CLOSING = b"closing"
 _QUOTED = b"quoted"
+_MACHINE = b"machine"
+# A person by nothing but capitals (no title, lexicon, census or greeting says so), and what such a word is in a
+# program's text.
+_CAPITALS_ONLY = "capitalised name"
+_MACHINE_WORD = "capitalised word of a program's text"
 # A quoted line's marks: blanks, then ">" and any more blanks and ">" (all of which _sentence_initial passes over).
 _QUOTE = re.compile(r"[ \t]*>[> \t]*")
 _QUOTE_OPENS = frozenset(" \t>")
@@ -293,16 +323,32 @@ class NameRecognizer:
         # that is not kept, against 0.3 us here).
         self._lines: OrderedDict[bytes, tuple[_LineFinding, ...]] = OrderedDict()
 
-    def __call__(self, text: str, kinds: Collection[str] | None = None) -> Iterator[Finding]:
-        """The names of a text; ``kinds``: only those of these kinds (the others are not even built)."""
+    def __call__(
+        self, text: str, kinds: Collection[str] | None = None, roles: Sequence[Role] = ()
+    ) -> Iterator[Finding]:
+        """The names of a text; ``kinds``: only those of these kinds (the others are not even built); ``roles``:
+        who wrote each part of the text (parts are separated by U+2029), none given: people."""
         # A name never spans lines and is judged by its own line, but for one thing: a signature's name
         # follows a closing ("Regards,") on the line before. So each line is read on its own, with that bit.
         found: list[Finding] = []
         pos = 0
+        part = 0
+        machine = bool(roles) and roles[0] == "machine"
+        # A paragraph that showed a line a program printed ("[INFO] ...", a probe's tree) goes on in its words:
+        # the lines after it up to the next blank one are read as a program's ("  RX Dboard: A").
+        printed = False
         for line in text.split("\n"):
             start = pos
             pos += len(line) + 1
-            if not line or line.islower() or _CAP_START.search(line) is None:
+            if not line.strip(_BLANK_OR_QUOTE) or line == "\u2029":
+                printed = False
+                if roles and line == "\u2029":  # the separator's own line (extractors.base.SEPARATOR)
+                    part += 1
+                    machine = part < len(roles) and roles[part] == "machine"
+                continue
+            if not printed and line[0] in _PRINTED_OPENS and _program_output(line):
+                printed = True
+            if line.islower() or _CAP_START.search(line) is None:
                 continue  # no capital, no name: not even looked up in the cache (a fifth of the lines with text)
             indent = len(line) - len(line.lstrip(" \t"))
             s = start + indent
@@ -312,7 +358,7 @@ class NameRecognizer:
                 and _may_close(text, s)
                 and (_CLOSINGS.search(text, max(0, s - 60), s) is not None)
             )
-            shift, line_found = self._line(line, closing)
+            shift, line_found = self._line(line, closing, machine or printed)
             base = start + shift
             for a, b, kind, source, score in line_found:
                 if kinds is None or kind in kinds:
@@ -322,10 +368,17 @@ class NameRecognizer:
         if kinds is None or K.PERSON in kinds:  # every other mention is a person's, of a person found here
             yield from self._mentions(text, found)
 
-    def _line(self, line: str, closing: bool) -> tuple[int, tuple[_LineFinding, ...]]:
-        """The line's findings, as offsets from the first character after what is returned with them."""
+    def _line(self, line: str, closing: bool, machine: bool = False) -> tuple[int, tuple[_LineFinding, ...]]:
+        """The line's findings, as offsets from the first character after what is returned with them
+        (``machine``: a program wrote the line's part)."""
         if not self._cache_lines:
-            return 0, self._read_line(line, closing)
+            return 0, self._read_line(line, closing, machine=machine)
+        if machine:
+            key = hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16, person=_MACHINE).digest()
+            known = self._lines.get(key)
+            if known is None:
+                known = self._remember(key, self._read_line(line, closing, machine=True))
+            return 0, known
         shift = 0
         # Quote marks open with a blank or ">" (a test before the pattern: most lines open with neither).
         quote = _QUOTE.match(line) if line[:1] in _QUOTE_OPENS else None
@@ -354,15 +407,20 @@ class NameRecognizer:
         if known is not None:
             lines.move_to_end(key)  # last: read most recently
             return shift, known
-        known = self._read_line(line, closing, greeting=not shift)
+        return shift, self._remember(key, self._read_line(line, closing, greeting=not shift))
+
+    def _remember(self, key: bytes, known: tuple[_LineFinding, ...]) -> tuple[_LineFinding, ...]:
+        lines = self._lines
         if len(lines) >= self._cache_lines:
             lines.popitem(last=False)
         lines[key] = known
-        return shift, known
+        return known
 
-    def _read_line(self, text: str, closing: bool, *, greeting: bool = True) -> tuple[_LineFinding, ...]:
+    def _read_line(
+        self, text: str, closing: bool, *, greeting: bool = True, machine: bool = False
+    ) -> tuple[_LineFinding, ...]:
         """The names of one line: runs of capitalised words, each judged (``closing``: "Regards," before it;
-        ``greeting``: whether a greeting may open it)."""
+        ``greeting``: whether a greeting may open it; ``machine``: a program wrote the line's part)."""
         if _shouting(text) or _declarations(text):
             return ()
         # Only capitalised words can start or carry a name: the rest of the text is never tokenized.
@@ -405,6 +463,13 @@ class NameRecognizer:
                 run.append(nxt)
                 i += 1
             found.extend(self._judge(text, run, closing, greeting))
+        if machine:
+            # A capital alone is how a program writes its words too ("Primary Hostname", "RX Dboard"): only a
+            # finding with more evidence than its capitals stays a person here (a title, a first name and surname
+            # the census lists, a greeting or signature); the word is still something proper (MISC), as an
+            # unknown product is.
+            return tuple((f.start, f.end, K.MISC, _MACHINE_WORD, 0.5) if f.source == _CAPITALS_ONLY
+                         else (f.start, f.end, f.kind, f.source, f.score) for f in found)  # fmt: skip
         return tuple((f.start, f.end, f.kind, f.source, f.score) for f in found)
 
     def _two_people(self, run: Sequence[_Tok], nxt: _Tok) -> bool:
@@ -552,11 +617,11 @@ class NameRecognizer:
             # alone is no evidence of a person then. With a title, a greeting or a signature it is one (above).
             return [self._finding(text, start, end, K.MISC, "capitalised phrase", 0.5)]
         if all(c in ("unknown", "proper") for c in classes) and len(words) <= 4 and not any(t.acronym for t in run):
-            return [self._finding(text, start, end, K.PERSON, "capitalised name", 0.7)]
+            return [self._finding(text, start, end, K.PERSON, _CAPITALS_ONLY, 0.7)]
         if any(c == "place" for c in classes) and len(words) <= 2:
             return [self._finding(text, start, end, K.LOC, "place name", 0.6)]
         if len(words) <= 3 and classes[-1] in ("unknown", "proper") and not run[-1].acronym:
-            return [self._finding(text, start, end, K.PERSON, "capitalised name", 0.6)]
+            return [self._finding(text, start, end, K.PERSON, _CAPITALS_ONLY, 0.6)]
         return [self._finding(text, start, end, K.ORG if len(words) > 1 else K.MISC, "capitalised phrase", 0.5)]
 
     def _ordinary(self, run: Sequence[_Tok]) -> bool:

@@ -18,7 +18,7 @@ from typing import Protocol
 from gateway.errors import ConfigError
 from gateway.model.identifiers.analyzer import Analyzer, find_words
 from gateway.model.identifiers.anonymizer import Replacement, anonymize
-from gateway.model.identifiers.finding import Finding
+from gateway.model.identifiers.finding import Finding, Role
 from gateway.model.identifiers.kinds import MISC, PERSON, SAFE_HARBOR
 from gateway.model.identifiers.lowered import Lowered
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult, Utility
@@ -61,8 +61,9 @@ def remove_identifiers(
     *,
     named: Callable[[str], bool] | None = None,
     addresses: Collection[str] = (),
+    roles: Sequence[Role] = (),
 ) -> IdentifierPass:
-    findings, lowered = analyzer.analyze_lowered(text, policy.identifiers, addresses=addresses)
+    findings, lowered = analyzer.analyze_lowered(text, policy.identifiers, addresses=addresses, roles=roles)
     if named is not None:
         # A capitalised word the analyzer could only call MISC ("HIV") that the policy names as an entity is
         # the model's to replace: it is risky by name there, and gets its generalization ("ill health")
@@ -194,9 +195,10 @@ def sanitize_text(
     avoid: Collection[str] = (),
     disclosed: Collection[str] = (),
     addresses: Collection[str] = (),
+    roles: Sequence[Role] = (),
 ) -> SanitizeResult:
     """One policy over a text: its identifier kinds, then its sensitive entities (``disclosed``: Engine.sanitize;
-    ``addresses``: Analyzer.analyze)."""
+    ``addresses``, ``roles``: Analyzer.analyze)."""
     if not policy.identifiers:
         return engine.sanitize(text, policy, avoid=avoid, disclosed=disclosed)
     if identifiers is None:
@@ -206,7 +208,9 @@ def sanitize_text(
     # Keys not kept in the engine's key cache (key_once): it would hold every sender's identifier values
     # (names, numbers) in the worker's memory across messages, and push out the keys of the terms people type.
     key = engine.key_once
-    found = remove_identifiers(text, identifiers, policy, named=lambda value: key(value) in names, addresses=addresses)
+    found = remove_identifiers(
+        text, identifiers, policy, named=lambda value: key(value) in names, addresses=addresses, roles=roles
+    )
     base = [TextEdit(e.start, e.end, e.text) for e in found.rewritten.edits]
     if not policy.entities or not found.text.strip():
         return SanitizeResult(found.text, found.decisions, Utility(0.0, 0.0), (), policy, 1, tuple(base))

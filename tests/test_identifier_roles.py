@@ -1,0 +1,128 @@
+"""Who wrote a part of a message: a person (the body, a Subject, a sender's name) or a program (X-AntiAbuse, a log
+the sender pasted). A capital alone makes no name in a program's text; every name a person wrote is still found."""
+
+from __future__ import annotations
+
+from email.message import EmailMessage
+
+import pytest
+
+from extractors.base import SEPARATOR
+from extractors.pipeline import process
+from gateway.model.engine import Engine
+from gateway.model.identifiers import Analyzer, resolve_kinds
+from gateway.model.records import SanitizePolicy
+from gateway.taxonomy.wordnet import WordNet
+
+SAFE_HARBOR = resolve_kinds(["safe-harbor"])
+POLICY = SanitizePolicy(entities=(), identifiers=SAFE_HARBOR)
+
+
+@pytest.fixture(scope="module")
+def analyzer(wordnet: WordNet) -> Analyzer:
+    from gateway.taxonomy.lexicon import WordNetLexicon
+
+    return Analyzer(lexicon=WordNetLexicon(wordnet))
+
+
+def people(analyzer: Analyzer, text: str, roles: tuple[str, ...] = ()) -> set[str]:
+    found = analyzer.analyze(text, SAFE_HARBOR, roles=roles) if roles else analyzer.analyze(text, SAFE_HARBOR)  # type: ignore[arg-type]
+    return {f.text for f in found if f.kind == "PERSON"}
+
+
+def sanitized(engine: Engine, analyzer: Analyzer, msg: EmailMessage) -> str:
+    return process(msg.as_bytes(), kind="mail", engine=engine, policies=[POLICY], identifiers=analyzer).data.decode()
+
+
+def clinic_mail() -> EmailMessage:
+    msg = EmailMessage()
+    msg["From"] = "Adaeze Okonkwo <a.okonkwo@clinic.example.org>"
+    msg["To"] = "Wards <wards@clinic.example.org>"
+    msg["Subject"] = "Discharge plan for Mrs Quackenbush, bed 4 (Wielgosz to review)"
+    msg["X-AntiAbuse"] = "Primary Hostname - mx2.clinic.example.org"
+    msg["X-Mailer"] = "Microsoft Outlook 16.0"
+    # A program's field that holds a person's name with its address beside it, and one that repeats a surname
+    # the body names.
+    msg["X-Original-From"] = "Tomasz Zielinski <tomasz.zielinski@clinic.example.org>"
+    msg["X-Referral"] = "Lindqvist ward round"
+    msg.set_content(
+        "Hi team,\n\n"
+        "Patient: Thandiwe Mbeki\n"
+        "Attending: Dr Fenwick\n"
+        "Seen by Lindqvist on the ward round; Wielgosz agrees.\n"
+        "| Next of kin | Oyelaran |\n\n"
+        "Regards,\n"
+        "Ngozi Eze\n"
+    )
+    return msg
+
+
+def test_a_programs_header_gives_no_name_by_its_capitals(engine: Engine, analyzer: Analyzer) -> None:
+    """X-AntiAbuse is written by the list's server: "Primary Hostname" is no one's name. Read as prose, it was a
+    person, replaced in every message the list sent."""
+    out = sanitized(engine, analyzer, clinic_mail())
+    assert "Primary Hostname - mx2.clinic.example.org" in out
+    assert "Microsoft Outlook 16.0" in out
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "Okonkwo",  # the From display name
+        "Adaeze",
+        "Quackenbush",  # the Subject is a person's text: a title-led name
+        "Wielgosz",  # and a surname alone there, no title, no census
+        "Thandiwe Mbeki",  # a labelled line
+        "Fenwick",
+        "Lindqvist",  # the body's surname, repeated in a program's field
+        "Oyelaran",  # a plain-text table's cell
+        "Ngozi Eze",  # a signature
+        "Tomasz Zielinski",  # a program's field, with the address that spells the name beside it
+    ],
+)
+def test_every_name_a_person_wrote_is_still_found(engine: Engine, analyzer: Analyzer, name: str) -> None:
+    out = sanitized(engine, analyzer, clinic_mail())
+    assert name not in out
+
+
+def test_roles_follow_the_parts_of_the_text(analyzer: Analyzer) -> None:
+    """The same words read as a program's part and as a person's."""
+    program, person = "Primary Hostname - mx2", "Seen by Wielgosz today."
+    text = program + SEPARATOR + person
+    assert people(analyzer, text, ("machine", "prose")) == {"Wielgosz"}
+    assert people(analyzer, text) == {"Hostname", "Wielgosz"}  # no roles: all prose, as before
+    # A program's part gives the names shown by more than capitals: a title, a name the census lists, a name
+    # found in a person's part.
+    text = "Okonkwo ref Dr Fenwick\nMary Jones cc" + SEPARATOR + "Seen by Okonkwo."
+    assert {"Dr Fenwick", "Mary Jones", "Okonkwo"} <= people(analyzer, text, ("machine", "prose"))
+    # Folded text (a soft hyphen) keeps its parts.
+    text = "Primary Host\u00adname" + SEPARATOR + "Seen by Wiel\u00adgosz."
+    assert people(analyzer, text, ("machine", "prose")) == {"Wiel\u00adgosz"}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[INFO] [UHD] linux; GNU C++ version 9.3.0; Boost_107100\n",
+        "> [WARNING] [B200] Dboard Frontend unlocked\n",
+        "|   |   |       RX Dboard: A\n|   |   |   Freq range: 50.000 to 6000.000 MHz\n",
+        # The lines after a program's line in the same paragraph are its output too.
+        "[INFO] [UHD] linux; GNU C++ version 9.3.0\nUsing Device: Single USRP:\n    RX Dboard: A\n    TX Subdev: B\n",
+    ],
+)
+def test_a_line_a_program_printed_gives_no_name_by_its_capitals(analyzer: Analyzer, text: str) -> None:
+    assert people(analyzer, text) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("| Next of kin | Oyelaran |\n", "Oyelaran"),  # a table closes its rows with a bar, a tree does not
+        ("[EXTERNAL] Oyelaran follow-up\n", "Oyelaran"),  # a tag, not a log's level
+        ("Patient: Oyelaran\nBed: 4\n", "Oyelaran"),
+        ("[INFO] [UHD] linux; GNU C++ version 9.3.0\n\nOyelaran reports no errors.\n", "Oyelaran"),  # a blank line
+        ("[INFO] [UHD] linux\nRegards,\nNgozi Eze\n", "Ngozi Eze"),  # a signature shows a name anywhere
+    ],
+)
+def test_a_persons_line_beside_a_programs_keeps_its_names(analyzer: Analyzer, text: str, name: str) -> None:
+    assert name in people(analyzer, text)
