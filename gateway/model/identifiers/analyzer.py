@@ -86,7 +86,7 @@ class Analyzer:
             if produces & wanted:
                 found.extend(f for f in recognizer(scan, shape) if f.kind in wanted)
         if NAME_KINDS & wanted:
-            found.extend(self._names(text, wanted, roles))
+            found.extend(self._names(text, wanted, roles, _domain_words(addresses)))
         if K.PERSON in wanted:
             found.extend(
                 _address_names(
@@ -98,6 +98,13 @@ class Analyzer:
         if K.PERSON in wanted and (parts := ordinary_mentions(text, found, self._lexicon)):
             found = resolve_overlaps([*found, *parts])
         return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found, lowered)]))
+
+
+def _domain_words(addresses: Collection[str]) -> frozenset[str]:
+    """The words of the addresses' domain names, top-level domains aside: "ettus" of usrp-users@lists.ettus.com."""
+    if not addresses:
+        return frozenset()
+    return frozenset(w for a in addresses for w in a.rpartition("@")[2].lower().split(".")[:-1] if len(w) >= 3)
 
 
 _LOCAL_PARTS = re.compile(r"[._-]")

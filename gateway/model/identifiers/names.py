@@ -303,6 +303,10 @@ _MACHINE = b"machine"
 # program's text.
 _CAPITALS_ONLY = "capitalised name"
 _MACHINE_WORD = "capitalised word of a program's text"
+_DOMAIN_WORD = "capitalised word of a domain name"
+_PRODUCT = "product with a release number"
+_RELEASE = re.compile(r" (\d+\.\d+\.\d+(?:\.\d+)*|\d{4}\.\d+(?:\.\d+)*)(?![\w.]|\.\w)")
+_DAY_MONTH_YEAR = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{2}|\d{4})")
 # A quoted line's marks: blanks, then ">" and any more blanks and ">" (all of which _sentence_initial passes over).
 _QUOTE = re.compile(r"[ \t]*>[> \t]*")
 _QUOTE_OPENS = frozenset(" \t>")
@@ -324,10 +328,15 @@ class NameRecognizer:
         self._lines: OrderedDict[bytes, tuple[_LineFinding, ...]] = OrderedDict()
 
     def __call__(
-        self, text: str, kinds: Collection[str] | None = None, roles: Sequence[Role] = ()
+        self,
+        text: str,
+        kinds: Collection[str] | None = None,
+        roles: Sequence[Role] = (),
+        shown: Collection[str] = (),
     ) -> Iterator[Finding]:
         """The names of a text; ``kinds``: only those of these kinds (the others are not even built); ``roles``:
-        who wrote each part of the text (parts are separated by U+2029), none given: people."""
+        who wrote each part of the text (parts are separated by U+2029), none given: people; ``shown``: words (in
+        lower case) that the text's readers see anyway, as they stand, beside it (its header's domain names)."""
         # A name never spans lines and is judged by its own line, but for one thing: a signature's name
         # follows a closing ("Regards,") on the line before. So each line is read on its own, with that bit.
         found: list[Finding] = []
@@ -337,6 +346,8 @@ class NameRecognizer:
         # A paragraph that showed a line a program printed ("[INFO] ...", a probe's tree) goes on in its words:
         # the lines after it up to the next blank one are read as a program's ("  RX Dboard: A").
         printed = False
+        # A person by capitals alone may turn out a thing (MISC) once the whole text is read (_shown, _products).
+        things = kinds is not None and K.MISC in kinds and K.PERSON not in kinds
         for line in text.split("\n"):
             start = pos
             pos += len(line) + 1
@@ -361,12 +372,46 @@ class NameRecognizer:
             shift, line_found = self._line(line, closing, machine or printed)
             base = start + shift
             for a, b, kind, source, score in line_found:
-                if kinds is None or kind in kinds:
+                if kinds is None or kind in kinds or (source == _CAPITALS_ONLY and things):
                     found.append(Finding(start=base + a, end=base + b, kind=kind, text=text[base + a : base + b],
                                          score=score, source=source))  # fmt: skip
+        if shown:
+            found = [self._shown(f) if f.source == _CAPITALS_ONLY and f.text.lower() in shown else f for f in found]
+        found = self._products(text, found)
+        if kinds is not None and found:
+            found = [f for f in found if f.kind in kinds]
         yield from found
         if kinds is None or K.PERSON in kinds:  # every other mention is a person's, of a person found here
             yield from self._mentions(text, found)
+
+    def _products(self, text: str, found: list[Finding]) -> list[Finding]:
+        """A word found as a person by its capital alone that the text writes with a release number after it
+        ("Ubuntu 18.04.5", "Vivado 2019.1") names a product, there and wherever else it stands in the text. Only
+        a number no date or measurement is written as: three parts or more that are no day, month and year
+        ("12.03.61" is one), or a year's four digits and a release ("37.5" is a temperature, "20.04" a date)."""
+        products = {
+            f.text
+            for f in found
+            if f.source == _CAPITALS_ONLY
+            and text[f.end : f.end + 1] == " "
+            and (m := _RELEASE.match(text, f.end)) is not None
+            and _DAY_MONTH_YEAR.fullmatch(m.group(1)) is None
+            and " " not in f.text
+            and not (self._lexicon.is_given_name(f.text) or self._lexicon.is_surname(f.text))
+        }
+        if not products:
+            return found
+        return [Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_PRODUCT)
+                if f.source == _CAPITALS_ONLY and f.text in products else f for f in found]  # fmt: skip
+
+    def _shown(self, f: Finding) -> Finding:
+        """A word found as a person by its capital alone that the message's own addresses show as a domain's name
+        ("Ettus" beside usrp-users@lists.ettus.com): an organisation's name as likely as a person's, and one the
+        message shows its readers unchanged whatever the text says (an address in a header is never rewritten),
+        so replacing it hides nothing. A word the census lists as a first name or surname stays a person."""
+        if self._lexicon.is_given_name(f.text) or self._lexicon.is_surname(f.text):
+            return f
+        return Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_DOMAIN_WORD)
 
     def _line(self, line: str, closing: bool, machine: bool = False) -> tuple[int, tuple[_LineFinding, ...]]:
         """The line's findings, as offsets from the first character after what is returned with them
