@@ -34,6 +34,7 @@ from gateway.model.identifiers import Analyzer, residual_identifiers, sanitize_t
 from gateway.model.records import Decision, Entity, SanitizePolicy, SanitizeResult
 from gateway.model.rewrite import Edit, TextEdit, apply_text_edits, compose
 from gateway.model.terms import STOPWORDS
+from gateway.quickinit import quick_init
 from gateway.verify import Needles, find_trace
 
 Kind = Literal["mail", "docx", "pdf", "text"]
@@ -44,6 +45,7 @@ DEFAULT_CONTENT_POLICY = ContentPolicy()
 SEE_ALL = ContentPolicy(unknown="pass", images="pass", encrypted="pass", unreadable="pass")
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class PartSpan:
     part: str

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from gateway.errors import ConfigError
 from gateway.model.rewrite import TextEdit
+from gateway.quickinit import quick_init
 
 Action = Literal["generalize", "redact", "omit"]  # omit: a modifier left out (modifiers.py)
 Mode = Literal["generalize", "redact"]
@@ -129,6 +130,7 @@ class Step:
 SUMMED = frozenset({"evidence", "stream-evidence"})
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Decision:
     term: str

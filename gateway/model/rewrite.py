@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from gateway.model.taxonomy import PartOfSpeech
 from gateway.model.terms import MARKER_WORD, STOPWORDS, Token, sentence_starts
+from gateway.quickinit import quick_init
 
 REDACTION_MARKER = f"[{MARKER_WORD}]"
 
@@ -41,6 +42,7 @@ def indefinite_article(phrase: str) -> str:
     return "a"
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Edit:
     """Replace text[start:end] by ``text``; start may reach back over an article."""
@@ -270,6 +272,7 @@ def _opens_a_line(text: str, start: int) -> bool:
     return not prev or prev[-1] in ".!?:;]\"')" or len(prev) < 40
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class TextEdit:
     """text[start:end] of the *original* text became ``text``."""

@@ -8,6 +8,7 @@ from typing import Literal, Protocol
 
 from gateway.model.memory import Disclosure
 from gateway.model.records import Step
+from gateway.quickinit import quick_init
 
 Status = Literal["held", "forwarded", "released", "rejected"]
 # held: nothing was delivered, waiting for a reviewer
@@ -24,6 +25,7 @@ class Envelope:
     helo: str = ""
 
 
+@quick_init
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DecisionRecord:
     """One disclosure decision, as the audit log keeps it."""

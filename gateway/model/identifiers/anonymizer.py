@@ -20,6 +20,7 @@ from gateway.model.identifiers import kinds as K
 from gateway.model.identifiers.finding import Finding
 from gateway.model.identifiers.names import TITLES
 from gateway.model.identifiers.patterns import AGE_WORDS
+from gateway.quickinit import quick_init
 
 AddressLevel = Literal["none", "city", "state"]
 # Compiled once: the module functions of re look each pattern up in their cache at every call (per finding).
@@ -37,6 +38,7 @@ LABELS = {K.LOC: "PLACE", K.ORG: "ORGANIZATION", K.NATIONAL_ID: "NATIONAL ID", K
           K.LICENSE: "LICENCE", K.MRN: "MRN", K.DEM: "DEMOGRAPHIC"}  # fmt: skip
 
 
+@quick_init
 @dataclass(frozen=True, slots=True)
 class Replacement:
     finding: Finding
