@@ -106,6 +106,7 @@ def test_roles_follow_the_parts_of_the_text(analyzer: Analyzer) -> None:
         "[INFO] [UHD] linux; GNU C++ version 9.3.0; Boost_107100\n",
         "> [WARNING] [B200] Dboard Frontend unlocked\n",
         "|   |   |       RX Dboard: A\n|   |   |   Freq range: 50.000 to 6000.000 MHz\n",
+        "[INFO]\n            [UHD] linux; GNU C++ version 9.3.0\n",  # a level alone on its line, as HTML wraps it
         # The lines after a program's line in the same paragraph are its output too.
         "[INFO] [UHD] linux; GNU C++ version 9.3.0\nUsing Device: Single USRP:\n    RX Dboard: A\n    TX Subdev: B\n",
     ],

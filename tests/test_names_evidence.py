@@ -74,3 +74,38 @@ def test_a_word_with_a_release_number_is_a_product_wherever_it_stands(analyzer: 
 )
 def test_a_name_before_a_number_that_is_no_release_stays_a_person(analyzer: Analyzer, text: str) -> None:
     assert "Okonkwo" in people(analyzer, text)
+
+
+DEVICE_REPORT = (
+    "Using Device: Single USRP:\n"
+    "  RX Channel: 0\n    RX DSP: 0\n    RX Dboard: A\n    RX Subdev: FE-RX2\n"
+    "  TX Channel: 0\n    TX DSP: 0\n    TX Dboard: A\n    TX Subdev: FE-TX2\n"
+)
+
+
+def test_a_devices_labels_are_no_people(analyzer: Analyzer) -> None:
+    """An acronym that opens labels of several words at the start of lines, with codes for values: a device's
+    report. As an HTML part writes it too, a line a part, indented with no-break spaces."""
+    assert people(analyzer, DEVICE_REPORT) == set()
+    html = "\n\n\u2029\n\n".join("\xa0 \xa0" + line.strip() for line in DEVICE_REPORT.splitlines())
+    assert people(analyzer, html) == set()
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # Initials before a surname: each initials open one label.
+        ("JR Okonkwo: 4417\nAB Fenwick: 4418\nCD Lindqvist: 4419\n", "JR Okonkwo"),
+        # Words in the values: a ward's note, though one acronym opens two labels.
+        ("JR Okonkwo: stable overnight\nJR Lindqvist: discharged home\n", "JR Okonkwo"),
+    ],
+)
+def test_labels_that_name_people_stay_people(analyzer: Analyzer, text: str, name: str) -> None:
+    assert name in people(analyzer, text)
+
+
+def test_a_word_after_a_measurement_is_a_unit_wherever_it_stands(analyzer: Analyzer) -> None:
+    text = "Setting RX Rate: 25.000000 Msps...\nCan the E320 capture 56 Msps on two channels?"
+    assert people(analyzer, text) == set()
+    # A measurement, then a comma: the next word is no unit.
+    assert "Okonkwo" in people(analyzer, "Temperature 37.5, Okonkwo reports chills.")

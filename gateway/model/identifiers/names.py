@@ -278,10 +278,10 @@ def _declarations(line: str) -> bool:
 # A line a program printed, whatever part it stands in: a level of a log's ("[INFO] [UHD] linux; GNU C++ version"),
 # the syslog levels; or a tree a probe draws, bars down its left ("|   |   RX Dboard: A", "|   /"). A table a
 # person writes in plain text ("| Patient | Mary Jones |") closes its rows with a bar, a drawn tree does not.
-_LOG_LEVEL = re.compile(r"\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|ALERT|EMERG)\][ \t]")
+_LOG_LEVEL = re.compile(r"\[(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|CRITICAL|FATAL|ALERT|EMERG)\](?:[ \t]|\r?\Z)")
 _TREE = re.compile(r"\|[ \t]+[|/_*]")
-_BLANK_OR_QUOTE = " \t\r>"
-_PRINTED_OPENS = frozenset(" \t>|[")
+_BLANK_OR_QUOTE = " \t\r\xa0>"  # an HTML part indents with no-break spaces
+_PRINTED_OPENS = frozenset(" \t\xa0>|[")
 
 
 def _program_output(line: str) -> bool:
@@ -305,6 +305,10 @@ _CAPITALS_ONLY = "capitalised name"
 _MACHINE_WORD = "capitalised word of a program's text"
 _DOMAIN_WORD = "capitalised word of a domain name"
 _PRODUCT = "product with a release number"
+_LABEL = "label of a device's report"
+_MEASURE = re.compile(r"\d\.\d+[ \t]\Z")
+_LABEL_INDENT = " \t\xa0>|"  # an HTML part indents with no-break spaces
+_WORD = re.compile(r"[^\W\d_]+")
 _RELEASE = re.compile(r" (\d+\.\d+\.\d+(?:\.\d+)*|\d{4}\.\d+(?:\.\d+)*)(?![\w.]|\.\w)")
 _DAY_MONTH_YEAR = re.compile(r"\d{1,2}\.\d{1,2}\.(?:\d{2}|\d{4})")
 # A quoted line's marks: blanks, then ">" and any more blanks and ">" (all of which _sentence_initial passes over).
@@ -377,7 +381,7 @@ class NameRecognizer:
                                          score=score, source=source))  # fmt: skip
         if shown:
             found = [self._shown(f) if f.source == _CAPITALS_ONLY and f.text.lower() in shown else f for f in found]
-        found = self._products(text, found)
+        found = self._labels(text, self._products(text, found))
         if kinds is not None and found:
             found = [f for f in found if f.kind in kinds]
         yield from found
@@ -388,14 +392,20 @@ class NameRecognizer:
         """A word found as a person by its capital alone that the text writes with a release number after it
         ("Ubuntu 18.04.5", "Vivado 2019.1") names a product, there and wherever else it stands in the text. Only
         a number no date or measurement is written as: three parts or more that are no day, month and year
-        ("12.03.61" is one), or a year's four digits and a release ("37.5" is a temperature, "20.04" a date)."""
+        ("12.03.61" is one), or a year's four digits and a release ("37.5" is a temperature, "20.04" a date).
+        After a measurement with a decimal part it is a unit ("25.000000 Msps"), there and elsewhere too."""
         products = {
             f.text
             for f in found
             if f.source == _CAPITALS_ONLY
-            and text[f.end : f.end + 1] == " "
-            and (m := _RELEASE.match(text, f.end)) is not None
-            and _DAY_MONTH_YEAR.fullmatch(m.group(1)) is None
+            and (
+                (
+                    text[f.end : f.end + 1] == " "
+                    and (m := _RELEASE.match(text, f.end)) is not None
+                    and _DAY_MONTH_YEAR.fullmatch(m.group(1)) is None
+                )
+                or _MEASURE.search(text, max(0, f.start - 16), f.start) is not None
+            )
             and " " not in f.text
             and not (self._lexicon.is_given_name(f.text) or self._lexicon.is_surname(f.text))
         }
@@ -403,6 +413,44 @@ class NameRecognizer:
             return found
         return [Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_PRODUCT)
                 if f.source == _CAPITALS_ONLY and f.text in products else f for f in found]  # fmt: skip
+
+    def _labels(self, text: str, found: list[Finding]) -> list[Finding]:
+        """A device's report labels its lines with an acronym and a word ("RX Dboard: A", "TX Subdev: E3xx",
+        "TX Channel: 1"): an acronym that opens the labels of two words or more at the start of lines, with a value
+        that is a code (no word of the language in it), is a program's labelling, and a label of two words found
+        as a person by capitals alone is none. A list of people by their initials ("JR Okonkwo: 4417") gives each
+        initials one surname, and a ward's note ("JR Okonkwo: stable") has words in its values."""
+        heads: dict[str, bool] = {}
+        out = found
+        for n, f in enumerate(found):
+            if f.source != _CAPITALS_ONLY or text[f.end : f.end + 1] != ":":
+                continue
+            acronym, _, word = f.text.partition(" ")
+            if not (2 <= len(acronym) <= 5 and acronym.isalpha() and acronym.isupper()) or " " in word or not word:
+                continue
+            line_start = text.rfind("\n", 0, f.start) + 1
+            if text[line_start : f.start].strip(_LABEL_INDENT) or not self._code_value(text, f.end + 1):
+                continue
+            if self._lexicon.is_given_name(word) or self._lexicon.is_surname(word):
+                continue
+            if acronym not in heads:
+                label = re.compile(rf"^[ \t\xa0>|]*{acronym} ([^\W\d_][\w-]*):", re.MULTILINE)
+                words = {m.group(1) for m in label.finditer(text)}
+                heads[acronym] = len(words) >= 2
+            if heads[acronym]:
+                if out is found:
+                    out = list(found)
+                out[n] = Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_LABEL)
+        return out
+
+    def _code_value(self, text: str, at: int) -> bool:
+        """Whether the rest of the line from ``at`` is a value a program writes: something, and no word of the
+        language ("A", "E3xx", "UBX TX", "n/a", "0.000000 MHz")."""
+        end = text.find("\n", at)
+        value = text[at : end if end >= 0 else len(text)].strip()
+        if not value:
+            return False
+        return not any(len(w) >= 3 and self._lexicon.is_ordinary(w) for w in _WORD.findall(value))
 
     def _shown(self, f: Finding) -> Finding:
         """A word found as a person by its capital alone that the message's own addresses show as a domain's name
