@@ -127,3 +127,16 @@ def test_a_line_a_program_printed_gives_no_name_by_its_capitals(analyzer: Analyz
 )
 def test_a_persons_line_beside_a_programs_keeps_its_names(analyzer: Analyzer, text: str, name: str) -> None:
     assert name in people(analyzer, text)
+
+
+def test_a_first_name_the_census_lists_is_found_in_a_programs_field(engine: Engine, analyzer: Analyzer) -> None:
+    """The display name lists the first name after the surname and an office code; the program's field that spells
+    the sender's address is where "Carl" is read as a name (the census lists it), and so in the display name too."""
+    msg = EmailMessage()
+    msg["From"] = '"Wolsieffer, Carl L. ERDC-RDE-CRL-NH CIV" <carl.wolsieffer@erdc.example.mil>'
+    msg["To"] = "list@example.org"
+    msg["Subject"] = "X310 timing"
+    msg["X-Original-Sender"] = "Carl.L.Wolsieffer@erdc.example.mil"
+    msg.set_content("The PPS input drifts.\n")
+    out = sanitized(engine, analyzer, msg)
+    assert "Carl L." not in out and "Wolsieffer, " not in out

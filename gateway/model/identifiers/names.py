@@ -452,6 +452,9 @@ class NameRecognizer:
             return False
         return not any(len(w) >= 3 and self._lexicon.is_ordinary(w) for w in _WORD.findall(value))
 
+    def _census(self, word: str) -> bool:
+        return self._lexicon.is_given_name(word) or self._lexicon.is_surname(word)
+
     def _shown(self, f: Finding) -> Finding:
         """A word found as a person by its capital alone that the message's own addresses show as a domain's name
         ("Ettus" beside usrp-users@lists.ettus.com): an organisation's name as likely as a person's, and one the
@@ -558,11 +561,13 @@ class NameRecognizer:
             found.extend(self._judge(text, run, closing, greeting))
         if machine:
             # A capital alone is how a program writes its words too ("Primary Hostname", "RX Dboard"): only a
-            # finding with more evidence than its capitals stays a person here (a title, a first name and surname
-            # the census lists, a greeting or signature); the word is still something proper (MISC), as an
-            # unknown product is.
+            # finding with more evidence than its capitals stays a person here (a title, a word the census lists as
+            # a first name or surname, a greeting or signature); the word is still something proper (MISC), as an
+            # unknown product is. The census counts: a program's field that spells a sender ("Carl.L.Wolsieffer@")
+            # may be where the first name is found for the display name that lists it after the surname.
             return tuple((f.start, f.end, K.MISC, _MACHINE_WORD, 0.5) if f.source == _CAPITALS_ONLY
-                         else (f.start, f.end, f.kind, f.source, f.score) for f in found)  # fmt: skip
+                         and not any(self._census(w) for w in f.text.split()) else
+                         (f.start, f.end, f.kind, f.source, f.score) for f in found)  # fmt: skip
         return tuple((f.start, f.end, f.kind, f.source, f.score) for f in found)
 
     def _two_people(self, run: Sequence[_Tok], nxt: _Tok) -> bool:
