@@ -355,13 +355,17 @@ class NameRecognizer:
         for line in text.split("\n"):
             start = pos
             pos += len(line) + 1
-            if not line.strip(_BLANK_OR_QUOTE) or line == "\u2029":
+            if not line or line == "\u2029":
                 printed = False
-                if roles and line == "\u2029":  # the separator's own line (extractors.base.SEPARATOR)
+                if roles and line:  # the separator's own line (extractors.base.SEPARATOR)
                     part += 1
                     machine = part < len(roles) and roles[part] == "machine"
                 continue
-            if not printed and line[0] in _PRINTED_OPENS and _program_output(line):
+            if printed:
+                if not line.strip(_BLANK_OR_QUOTE):  # a blank line (quote marks aside) ends the paragraph
+                    printed = False
+                    continue
+            elif ("[" in line or "|" in line) and _program_output(line):  # substring tests first: they are cheap
                 printed = True
             if line.islower() or _CAP_START.search(line) is None:
                 continue  # no capital, no name: not even looked up in the cache (a fifth of the lines with text)
