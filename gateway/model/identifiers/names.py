@@ -350,7 +350,8 @@ class NameRecognizer:
         # A paragraph that showed a line a program printed ("[INFO] ...", a probe's tree) goes on in its words:
         # the lines after it up to the next blank one are read as a program's ("  RX Dboard: A").
         printed = False
-        # A person by capitals alone may turn out a thing (MISC) once the whole text is read (_shown, _products).
+        # A person by capitals alone may turn out a thing (MISC) once the whole text is read (_shown, _products,
+        # _labels): when only MISC is asked for, those persons are kept until then.
         things = kinds is not None and K.MISC in kinds and K.PERSON not in kinds
         for line in text.split("\n"):
             start = pos
@@ -411,7 +412,7 @@ class NameRecognizer:
                 or _MEASURE.search(text, max(0, f.start - 16), f.start) is not None
             )
             and " " not in f.text
-            and not (self._lexicon.is_given_name(f.text) or self._lexicon.is_surname(f.text))
+            and not self._census(f.text)
         }
         if not products:
             return found
@@ -435,7 +436,7 @@ class NameRecognizer:
             line_start = text.rfind("\n", 0, f.start) + 1
             if text[line_start : f.start].strip(_LABEL_INDENT) or not self._code_value(text, f.end + 1):
                 continue
-            if self._lexicon.is_given_name(word) or self._lexicon.is_surname(word):
+            if self._census(word):
                 continue
             if acronym not in heads:
                 label = re.compile(rf"^[ \t\xa0>|]*{acronym} ([^\W\d_][\w-]*):", re.MULTILINE)
@@ -457,6 +458,7 @@ class NameRecognizer:
         return not any(len(w) >= 3 and self._lexicon.is_ordinary(w) for w in _WORD.findall(value))
 
     def _census(self, word: str) -> bool:
+        """Whether the census lists the word as a first name or a surname: evidence of a person wherever it stands."""
         return self._lexicon.is_given_name(word) or self._lexicon.is_surname(word)
 
     def _shown(self, f: Finding) -> Finding:
@@ -464,7 +466,7 @@ class NameRecognizer:
         ("Ettus" beside usrp-users@lists.ettus.com): an organisation's name as likely as a person's, and one the
         message shows its readers unchanged whatever the text says (an address in a header is never rewritten),
         so replacing it hides nothing. A word the census lists as a first name or surname stays a person."""
-        if self._lexicon.is_given_name(f.text) or self._lexicon.is_surname(f.text):
+        if self._census(f.text):
             return f
         return Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_DOMAIN_WORD)
 
@@ -477,7 +479,8 @@ class NameRecognizer:
             key = hashlib.blake2b(line.encode("utf-8", "surrogatepass"), digest_size=16, person=_MACHINE).digest()
             known = self._lines.get(key)
             if known is None:
-                known = self._remember(key, self._read_line(line, closing, machine=True))
+                return 0, self._remember(key, self._read_line(line, closing, machine=True))
+            self._lines.move_to_end(key)
             return 0, known
         shift = 0
         # Quote marks open with a blank or ">" (a test before the pattern: most lines open with neither).
