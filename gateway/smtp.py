@@ -20,7 +20,7 @@ import email.utils
 import logging
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -32,11 +32,12 @@ from gateway import streams
 from gateway.config import Config, PolicyConfig
 from gateway.directory import Directory, DirectoryUnavailableError
 from gateway.metrics import Metrics
-from gateway.model.memory import Memory
+from gateway.model.memory import Disclosure, Memory
 from gateway.relay import Reply, Transaction, Upstream, UpstreamError
 from gateway.slots import JobSlots
 from gateway.store.base import Envelope as StoredEnvelope
 from gateway.store.base import HoldCause, Store
+from gateway.store.disclosures import RowKey
 from gateway.worker import JobResult, sanitize_message
 
 log = logging.getLogger("sanigate.smtp")
@@ -268,22 +269,30 @@ class SanitizingHandler:
             client_name=self.state(session).xforward.get("NAME", ""), helo=session.host_name or "",
         )  # fmt: skip
         thread = streams.thread_for(data, policies)
-        if turn.pending and streams.remembering(policies):
+        remembers = bool(streams.remembering(policies))
+        if turn.pending and remembers:
             # What the sender's earlier message discloses is this one's memory: sanitized now, against the
             # memory as it is, it would be sanitized again in its turn (183 of 400 archive messages were).
-            await turn.wait()
+            # Once it is judged, what it will disclose is known (its reservation): no need to wait for its send.
+            await turn.wait_judged()
+        # Taken before the recall: a message remembered meanwhile is then in both, never in neither.
+        ahead = turn.ahead() if remembers else _Ahead(())
         try:
-            memory, version = await self._recall_versioned(policies, sender, envelope.rcpt_tos, thread)
+            stored, version = await self._recall_versioned(policies, sender, envelope.rcpt_tos, thread)
         except Exception:
             log.exception("message %s: the stream memory cannot be read", message_id)
             self._count("tempfail")
             return "451 4.3.0 Stream memory unavailable, try again later"
+        memory = streams.ahead(stored, ahead.rows, recipients=envelope.rcpt_tos, thread=thread)
         result = await self.judge(data, policies, message_id, config, memory, urgent=turn.waited_on)
+        turn.reserve(self._reservation(message_id, sender, envelope.rcpt_tos, thread, result) if remembers else ())
         await turn.wait()  # sanitized in parallel, but sent (or held) in the order it arrived
         if memory and result.verdict == "forward":
-            # The sender's earlier messages are all sent now: judge against what they really disclosed.
+            # The sender's earlier messages are all sent (or failed) now: judge against what they really disclosed,
+            # the store's rows (a reservation whose message was not sent counts no more).
             try:
-                now = await self._recall_if_changed(policies, sender, envelope.rcpt_tos, thread, version, memory)
+                now = await self._recall_if_changed(policies, sender, envelope.rcpt_tos, thread, version, stored,
+                                                    memory, ahead.remembered())  # fmt: skip
             except Exception:
                 log.exception("message %s: the stream memory cannot be read", message_id)
                 self._count("tempfail")
@@ -291,6 +300,7 @@ class SanitizingHandler:
             # Only the terms reach the engine: the same terms, the same decisions.
             if any(now[n] is not m and now[n].first.keys() != m.first.keys() for n, m in memory.items()):
                 result = await self.judge(data, policies, message_id, config, now, urgent=turn.waited_on)
+                turn.reserve(self._reservation(message_id, sender, envelope.rcpt_tos, thread, result))
         self.count_decisions(result)
         if result.verdict == "reject":
             self._count("rejected")
@@ -314,11 +324,10 @@ class SanitizingHandler:
             return _mirror(reply)
         outcome = "sanitized" if result.decisions else "clean"
         self._count(outcome)
-        if result.disclosed:
-            try:  # still in this sender's turn: the next message recalls it
-                await self.remember(message_id, sender, envelope.rcpt_tos, thread, result)
-            except Exception:
-                log.exception("message %s delivered but what it disclosed could not be remembered", message_id)
+        try:  # still in this sender's turn: the next message recalls it
+            turn.remembered(await self.remember(message_id, sender, envelope.rcpt_tos, thread, result))
+        except Exception:
+            log.exception("message %s delivered but what it disclosed could not be remembered", message_id)
         # The sender's next message needs this one sent and remembered, not its audit record written.
         turn.leave()
         if result.decisions:
@@ -381,13 +390,25 @@ class SanitizingHandler:
         return found
 
     async def _recall_if_changed(self, policies: list[PolicyConfig], sender: str, recipients: list[str],
-                                 thread: streams.Thread, version: tuple[object, ...],
-                                 memory: dict[str, Memory]) -> dict[str, Memory]:  # fmt: skip
+                                 thread: streams.Thread, version: tuple[object, ...], memory: dict[str, Memory],
+                                 judged: dict[str, Memory] | None = None,
+                                 ahead: tuple[RowKey, ...] | None = None) -> dict[str, Memory]:  # fmt: skip
         """The memory again, read only when a row joined or left the stream since ``version``: a busy stream's
-        hundreds of rows listed and matched for every message were a fifth of the front's CPU."""
+        hundreds of rows listed and matched for every message were a fifth of the front's CPU.
+
+        ``memory`` is what the stream held at ``version``; ``judged`` that, extended by the reservations of
+        messages then on their way, and ``ahead`` the rows those messages were remembered with, when each
+        was remembered with the reservation counted (else None). Then a stream that changed by those rows
+        alone holds ``judged``, and its rows are not read again either."""
+
+        def now(leaving_out: tuple[RowKey, ...] = ()) -> tuple[object, ...]:
+            return streams.version(self._store, policies, sender=sender, recipients=recipients, thread=thread,
+                                   leaving_out=leaving_out)  # fmt: skip
 
         def again() -> dict[str, Memory]:
-            if streams.version(self._store, policies, sender=sender, recipients=recipients, thread=thread) == version:
+            if judged is not None and ahead is not None and now(ahead) == version:
+                return judged
+            if not ahead and now() == version:
                 return memory
             return streams.recall(self._store, policies, sender=sender, recipients=tuple(recipients), thread=thread,
                                   folds=self._folds)  # fmt: skip
@@ -395,11 +416,26 @@ class SanitizingHandler:
         found: dict[str, Memory] = await self._store_call(again)
         return found
 
+    @staticmethod
+    def _reservation(message_id: str, sender: str, recipients: list[str], thread: streams.Thread,
+                     result: JobResult) -> tuple[Disclosure, ...]:  # fmt: skip
+        """What a judged message will be remembered with, if it is sent (nothing unless it is to be forwarded)."""
+        if result.verdict != "forward" or result.data is None:
+            return ()
+        return streams.reservation(message_id=message_id, sender=sender, recipients=recipients, thread=thread,
+                                   disclosed=result.disclosed)  # fmt: skip
+
     async def remember(self, message_id: str, sender: str, recipients: list[str], thread: streams.Thread,
-                       result: JobResult) -> None:  # fmt: skip
-        """Keep what a delivered message let through; call it before the sender's next message may go."""
-        await self._store_call(streams.remember, store=self._store, message_id=message_id, sender=sender,
-                               recipients=tuple(recipients), thread=thread, disclosed=result.disclosed)  # fmt: skip
+                       result: JobResult) -> list[RowKey]:  # fmt: skip
+        """Keep what a delivered message let through; call it before the sender's next message may go. The rows'
+        (id, at)."""
+        if not result.disclosed:
+            return []
+        keys: list[RowKey] = await self._store_call(
+            streams.remember, store=self._store, message_id=message_id, sender=sender, recipients=tuple(recipients),
+            thread=thread, disclosed=result.disclosed,
+        )  # fmt: skip
+        return keys
 
     async def judge(self, data: bytes, policies: list[PolicyConfig], message_id: str, config: Config,
                     memory: dict[str, Memory] | None = None, *,
@@ -489,53 +525,114 @@ class _SenderOrder:
     in parallel (one list address can be half of all traffic), and each
     message then waits for the one that arrived before it to be sent or held.
     Under a policy that remembers, a message whose predecessor is still on its
-    way waits first: its memory is what the predecessor discloses.
+    way waits first for the predecessor to be judged: its memory is what the
+    predecessor will disclose (its reservation, ``_Turn.reserve``), which is
+    known from then on. The predecessor's upstream DATA and the write of its
+    memory then overlap the next message's judging, instead of lengthening
+    each link of the chain; if the predecessor is not sent after all, the next
+    message finds its memory changed in its turn and is judged again.
     """
 
     def __init__(self) -> None:
-        self._last: dict[str, asyncio.Future[None]] = {}
+        self._last: dict[str, _Turn] = {}
 
     def arrive(self, sender: str) -> _Turn:
         key = sender.lower()
-        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        previous = self._last.get(key)
-        self._last[key] = done
-        return _Turn(self._last, key, previous, done)
+        turn = _Turn(self._last, key, self._last.get(key))
+        self._last[key] = turn
+        return turn
 
 
 class _Turn:
-    def __init__(self, last: dict[str, asyncio.Future[None]], key: str, previous: asyncio.Future[None] | None,
-                 done: asyncio.Future[None]) -> None:  # fmt: skip
+    def __init__(self, last: dict[str, _Turn], key: str, previous: _Turn | None) -> None:
+        loop = asyncio.get_running_loop()
         self._last = last
         self._key = key
-        self._previous = previous
-        self._done = done
+        self._previous = previous  # dropped once this turn is done: a busy sender's turns must not form a list
+        self._done: asyncio.Future[None] = loop.create_future()  # sent, held or given up
+        self._judged: asyncio.Future[None] = loop.create_future()  # its reservation is known
+        self._reserved: tuple[Disclosure, ...] = ()
+        self._kept: tuple[tuple[Disclosure, ...], tuple[RowKey, ...]] | None = None  # a reservation, as remembered
 
     def waited_on(self) -> bool:
-        """Has a later message of the same sender arrived, that waits for this one to be sent?"""
-        return self._last.get(self._key) is not self._done and not self._done.done()
+        """Has a later message of the same sender arrived, that waits for this one to be judged?"""
+        return self._last.get(self._key) is not self and not self._judged.done()
 
     @property
     def pending(self) -> bool:
         """Is an earlier message of the same sender still on its way (neither sent nor held yet)?"""
-        return self._previous is not None and not self._previous.done()
+        return self._previous is not None and not self._previous._done.done()
 
     async def wait(self) -> None:
         if self._previous is not None:
-            await asyncio.shield(self._previous)
+            await asyncio.shield(self._previous._done)
+
+    async def wait_judged(self) -> None:
+        """Until the previous message is judged (its reservation made) or done."""
+        previous = self._previous
+        if previous is not None and not previous._done.done():
+            await asyncio.wait((previous._judged, previous._done), return_when=asyncio.FIRST_COMPLETED)
+
+    def reserve(self, rows: tuple[Disclosure, ...]) -> None:
+        """What this message will disclose if it is sent, for the sender's later messages to be judged against."""
+        self._reserved = rows
+        if not self._judged.done():
+            self._judged.set_result(None)
+
+    def remembered(self, keys: Sequence[RowKey]) -> None:
+        """This message was sent and its reservation written to the store as the rows ``keys``."""
+        self._kept = (self._reserved, tuple(keys))
+
+    def ahead(self) -> _Ahead:
+        """The reservations of the sender's earlier messages still on their way, oldest first (a message done
+        is in the store's memory if it was sent, and its predecessors were done before it)."""
+        turns: list[tuple[_Turn, tuple[Disclosure, ...]]] = []
+        turn = self._previous
+        while turn is not None and not turn._done.done():
+            turns.append((turn, turn._reserved))
+            turn = turn._previous
+        return _Ahead(tuple(reversed(turns)))
 
     def leave(self) -> None:
         """Let the next message go; if this one gave up before its turn, only once its predecessor is done."""
-        if self._previous is None or self._previous.done():
+        if not self._judged.done():
+            self._judged.set_result(None)  # given up before its reservation: it discloses nothing
+        if self._previous is None or self._previous._done.done():
             self._finish()
         else:
-            self._previous.add_done_callback(lambda _f: self._finish())
+            self._previous._done.add_done_callback(lambda _f: self._finish())
 
     def _finish(self) -> None:
         if not self._done.done():
             self._done.set_result(None)
-        if self._last.get(self._key) is self._done:
+        self._previous = None
+        if self._last.get(self._key) is self:
             del self._last[self._key]
+
+
+@dataclass(frozen=True, slots=True)
+class _Ahead:
+    """The reservations a message was judged with: each earlier message still on its way, and what it reserved."""
+
+    turns: tuple[tuple[_Turn, tuple[Disclosure, ...]], ...]
+
+    @property
+    def rows(self) -> tuple[Disclosure, ...]:
+        return tuple(d for _turn, reserved in self.turns for d in reserved)
+
+    def remembered(self) -> tuple[RowKey, ...] | None:
+        """The store's rows of those reservations, when each message that reserved anything was sent and remembered
+        with the reservation counted here (not one it was judged again to); else None. Call it once they are done."""
+        keys: list[RowKey] = []
+        for turn, reserved in self.turns:
+            if turn._kept is None:
+                if reserved:
+                    return None  # not sent, or not remembered: the store lacks what was counted
+                continue  # nothing counted, nothing remembered (held, refused, or sent with nothing to keep)
+            if turn._kept[0] != reserved:
+                return None
+            keys.extend(turn._kept[1])
+        return tuple(keys)
 
 
 def trace_value(result: JobResult, message_id: str, names: list[str]) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from gateway.config import PolicyConfig
 from gateway.model.memory import Disclosure, Memory, counted
 from gateway.store.base import Store, StreamQuery
+from gateway.store.disclosures import RowKey
 
 DAY = 86400.0
 _MSGID = re.compile(r"<[^<>\s]+>")
@@ -148,10 +149,12 @@ def recall(
 
 
 def version(store: Store, policies: Sequence[PolicyConfig], *, sender: str, recipients: Sequence[str],
-            thread: Thread, now: float | None = None) -> tuple[object, ...]:  # fmt: skip
-    """What changes whenever a row joins or leaves what ``recall`` would read now (``Store.stream_version``)."""
+            thread: Thread, now: float | None = None,
+            leaving_out: Sequence[RowKey] = ()) -> tuple[object, ...]:  # fmt: skip
+    """What changes whenever a row joins or leaves what ``recall`` would read now (``Store.stream_version``), but
+    for the rows ``leaving_out``."""
     on = remembering(policies)
-    return store.stream_version(_query(on, sender, recipients, thread, now)[1]) if on else ()
+    return store.stream_version(_query(on, sender, recipients, thread, now)[1], leaving_out=leaving_out) if on else ()
 
 
 def _query(on: Sequence[PolicyConfig], sender: str, recipients: Sequence[str], thread: Thread,
@@ -218,10 +221,48 @@ def remember(
     recipients: Sequence[str],
     thread: Thread,
     disclosed: Mapping[str, Sequence[str]],
-) -> None:
+) -> list[RowKey]:
+    """Keep what a message disclosed; its rows' (id, at)."""
     if any(disclosed.values()):
-        store.remember(message_id=message_id, sender=sender, recipients=recipients, disclosed=disclosed,
-                       thread=thread.root, mail_id=thread.mail_id)  # fmt: skip
+        return store.remember(message_id=message_id, sender=sender, recipients=recipients, disclosed=disclosed,
+                              thread=thread.root, mail_id=thread.mail_id)  # fmt: skip
+    return []
+
+
+def reservation(*, message_id: str, sender: str, recipients: Sequence[str], thread: Thread,
+                disclosed: Mapping[str, Sequence[str]], at: float | None = None) -> tuple[Disclosure, ...]:  # fmt: skip
+    """The rows ``remember`` will write for a message judged to be forwarded, before it is sent (``ahead``)."""
+    at = time.time() if at is None else at
+    # As the store keeps them: a row per recipient, the sender in lower case (store/sql.py remember).
+    return tuple(
+        Disclosure(message_id=message_id, at=at, policy=policy, sender=sender.lower(), recipient=r.lower(),
+                   terms=tuple(terms), thread=thread.root, mail_id=thread.mail_id)
+        for policy, terms in disclosed.items() if terms
+        for r in dict.fromkeys(recipients)
+    )  # fmt: skip
+
+
+def ahead(memory: Mapping[str, Memory], rows: Sequence[Disclosure], *, recipients: Sequence[str],
+          thread: Thread) -> dict[str, Memory]:  # fmt: skip
+    """``memory`` (the store's rows, folded) extended by ``rows``: the reservations of the sender's messages that
+    are judged and still on their way, oldest first. They are newer than every row the store holds of the
+    sender's stream (a message is remembered only after its predecessors), so they fold last, as they will
+    once remembered: the memory the message will have when its turn comes, if they are all sent."""
+    if not rows:
+        return dict(memory)
+    to = {r.lower() for r in recipients}
+    out: dict[str, Memory] = {}
+    for name, m in memory.items():
+        mine = [d for d in rows if d.policy == name and d.recipient in to]
+        if not mine:
+            out[name] = m
+            continue
+        first = dict(m.first)
+        for d in mine:
+            for t in counted(d, thread.root):
+                first.setdefault(t, d.message_id)
+        out[name] = Memory(first)
+    return out
 
 
 def cutoffs(policies: Sequence[PolicyConfig], now: float | None = None) -> dict[str, float]:

@@ -252,6 +252,32 @@ def test_a_streams_version_moves_with_every_row_its_recall_would_read_and_only_t
     other.close()
 
 
+def test_a_streams_version_can_leave_out_the_rows_a_gateway_wrote_itself(make_store: MakeStore) -> None:  # noqa: F811
+    # The SMTP front judges a message against its sender's earlier messages before they are remembered; once they
+    # are, the stream's version without their rows says whether anything else joined or left it meanwhile.
+    store, other = make_store(), make_store()
+    before = store.stream_version(_query())
+    keys = store.remember(message_id="m1", sender="doc@clinic.example", recipients=["ins@payer.example", "b@x.example"],
+                          disclosed={"medical": ["dose"], "places": ["city"]})  # fmt: skip
+    assert len(keys) == 4 and len(set(keys)) == 4  # a row per policy and recipient
+    listed = {(d.message_id, d.policy, d.recipient) for d in store.recall(_query(policies=("medical", "places")))}
+    assert listed == {("m1", "medical", "ins@payer.example"), ("m1", "places", "ins@payer.example")}
+    assert store.stream_version(_query()) != before
+    assert store.stream_version(_query(), leaving_out=keys) == before
+    assert store.stream_version(_query(), leaving_out=keys[:0]) != before
+    # Another row of the stream (another gateway's) still counts, and so does one of the left-out rows' ids
+    # given to a new row after an expiry (same id, another time).
+    other.remember(message_id="m2", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                   disclosed={"medical": ["dose"]})  # fmt: skip
+    assert store.stream_version(_query(), leaving_out=keys) != before
+    assert other.expire_memory({"medical": time.time() + 1, "places": 0.0}) >= 3
+    again = store.remember(message_id="m3", sender="doc@clinic.example", recipients=["ins@payer.example"],
+                           disclosed={"medical": ["dose"]})  # fmt: skip
+    assert store.stream_version(_query(), leaving_out=keys) == store.stream_version(_query()) != before
+    assert [k for k in again if k in keys] == []  # known by id and time: never one of the rows left out
+    other.close()
+
+
 def test_a_new_threads_memory_extends_its_streams_fold(folding: _Folding) -> None:
     """A message of a thread no row belongs to has its stream's memory: extended from the last message's fold,
     whatever that message's thread, and equal to a fold from the first row; a row of its own thread counts as

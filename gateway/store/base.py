@@ -233,17 +233,20 @@ class Store(Protocol):
         disclosed: Mapping[str, Sequence[str]],
         thread: str = "",
         mail_id: str = "",
-    ) -> None:
-        """Keep what a delivered message let through (policy -> terms), per recipient, sealed like messages."""
+    ) -> list[tuple[int, float]]:
+        """Keep what a delivered message let through (policy -> terms), per recipient, sealed like messages; the
+        rows' (id, at), as ``stream_version`` knows them."""
         ...
 
     def recall(self, query: StreamQuery) -> list[Disclosure]:
         """Disclosures of the query's streams since ``query.since``, oldest first."""
         ...
 
-    def stream_version(self, query: StreamQuery) -> tuple[object, ...]:
+    def stream_version(
+        self, query: StreamQuery, *, leaving_out: Sequence[tuple[int, float]] = ()
+    ) -> tuple[object, ...]:
         """What changes whenever a row joins or leaves what ``recall(query)`` reads (their ids and times), read
-        without reading the rows."""
+        without reading the rows; ``leaving_out``: rows (id, at) not to count."""
         ...
 
     def streams(self, *, since: float, sender: str | None = None, limit: int = 100) -> list[StreamSummary]:

@@ -234,7 +234,7 @@ class SQLStore(ABC):
         disclosed: Mapping[str, Sequence[str]],
         thread: str = "",
         mail_id: str = "",
-    ) -> None:
+    ) -> list[RowKey]:
         now = time.time()
         rows = [
             (message_id, mail_id, now, policy, sender.lower(), r.lower(), thread, int(self._cipher is not None),
@@ -243,13 +243,17 @@ class SQLStore(ABC):
             for r in dict.fromkeys(recipients)
         ]  # fmt: skip
         if not rows:
-            return
+            return []
+        keys: list[RowKey] = []
         with self._transaction(f"cannot remember what message {message_id} disclosed") as db:
-            db.executemany(
-                "INSERT INTO stream_memory (message_id, mail_id, at, policy, sender, recipient, thread, encrypted,"
-                " terms) VALUES (?,?,?,?,?,?,?,?,?)",
-                rows,
-            )
+            for row in rows:  # one by one, for their ids: a message has a row per policy and recipient, mostly one
+                r = db.execute(
+                    "INSERT INTO stream_memory (message_id, mail_id, at, policy, sender, recipient, thread, encrypted,"
+                    " terms) VALUES (?,?,?,?,?,?,?,?,?) RETURNING id, at",
+                    row,
+                ).fetchall()[0]
+                keys.append((int(r["id"]), float(r["at"])))
+        return keys
 
     @staticmethod
     def _stream(query: StreamQuery) -> tuple[str, list[Any]]:
@@ -288,12 +292,15 @@ class SQLStore(ABC):
         # A row deleted between the two reads (expiry, purge) is not returned: as if read after the delete.
         return [found[k] for k in keys if k in found]
 
-    def stream_version(self, query: StreamQuery) -> tuple[object, ...]:
+    def stream_version(self, query: StreamQuery, *, leaving_out: Sequence[RowKey] = ()) -> tuple[object, ...]:
         # A row is known by its id and time (store/disclosures.py): a row added, or one taken and another given its id,
         # moves the sums. Aggregated in the database: a busy stream's hundreds of rows are not handed to Python.
         if not query.policies or not query.recipients:
             return ()
         where, args = self._stream(query)
+        for key in leaving_out:  # by id and time: another row given a left-out row's id still counts
+            where += " AND NOT (id = ? AND at = ?)"
+            args += key
         row = (
             self._read()
             .execute(
