@@ -567,15 +567,29 @@ class NameRecognizer:
                 i += 1
             found.extend(self._judge(text, run, closing, greeting))
         if machine:
-            # A capital alone is how a program writes its words too ("Primary Hostname", "RX Dboard"): only a
-            # finding with more evidence than its capitals stays a person here (a title, a word the census lists as
-            # a first name or surname, a greeting or signature); the word is still something proper (MISC), as an
-            # unknown product is. The census counts: a program's field that spells a sender ("Carl.L.Wolsieffer@")
-            # may be where the first name is found for the display name that lists it after the surname.
+            # A capital alone is how a program writes its words too ("Microsoft Exchange Server"): such a finding
+            # is something proper (MISC), as an unknown product is, when its words are all the program's vocabulary.
+            # Programs write people's names too ("X-Patient: Xiomara Quetzaltenango", "[INFO] patient Ngozi
+            # Okonkwo-Baptiste discharged"), and MISC is no Safe Harbor kind: a word no dictionary knows keeps the
+            # finding a person, and so does a word the census lists (a field that spells a sender,
+            # "Carl.L.Wolsieffer@", may be where the first name is found).
             return tuple((f.start, f.end, K.MISC, _MACHINE_WORD, 0.5) if f.source == _CAPITALS_ONLY
-                         and not any(self._census(w) for w in f.text.split()) else
+                         and self._program_words(f.text) else
                          (f.start, f.end, f.kind, f.source, f.score) for f in found)  # fmt: skip
         return tuple((f.start, f.end, f.kind, f.source, f.score) for f in found)
+
+    def _program_words(self, phrase: str) -> bool:
+        """Whether every word of a phrase found by its capitals alone is of a program's vocabulary (a word the
+        dictionary knows, an acronym) and none the census lists: only positive evidence of a thing makes it no
+        person, never the mere want of a person's evidence. One word no dictionary knows keeps it a person:
+        "Patient Xiomara Quetzaltenango" is a label and a name ("Primary Hostname", a label and a word, stays one
+        too: the dictionary cannot tell "Hostname" from "Okonkwo")."""
+        words = [w.strip(".,;:'\"()[]") for w in phrase.split()]
+        if any(self._census(w) for w in words if w):
+            return False
+        lex = self._lexicon
+        return all((w.isupper() and w.isalpha() and len(w) >= 2) or lex.word_class(w) != "unknown"
+                   for w in words if w)  # fmt: skip
 
     def _two_people(self, run: Sequence[_Tok], nxt: _Tok) -> bool:
         first = next((t for t in run if t.word.lower() not in TITLES), None)
