@@ -212,7 +212,7 @@ def _judge(job: _Job, extracted: Extracted) -> JobResult:
     try:
         outcome = process(job.data, engine=engine, policies=[p.sanitize for p in policies], name=job.name,
                           kind="mail", content_policy=job.content_policy, identifiers=job.identifiers,
-                          disclosed=[memory[p.name].terms if p.name in memory else () for p in policies],
+                          disclosed=[memory[p.name].judged if p.name in memory else () for p in policies],
                           extracted=extracted)  # fmt: skip
         final = outcome.results[-1].text if outcome.results else ""
         disclosed = {

@@ -11,7 +11,15 @@ from extractors.pipeline import DEFAULT_LIMITS, check_output
 from gateway.config import parse_config
 from gateway.errors import ConfigError
 from gateway.model.engine import Engine
-from gateway.model.memory import Disclosure, Memory, disclosed_terms, named_entities, named_marker, thread_marker
+from gateway.model.memory import (
+    OPENING,
+    Disclosure,
+    Memory,
+    disclosed_terms,
+    named_entities,
+    named_marker,
+    thread_marker,
+)
 from gateway.model.records import SanitizePolicy
 
 HIV = SanitizePolicy(entities=("HIV",), alpha=1.5, evidence_budget=1.0)  # the paper's own line; the default is 2
@@ -247,3 +255,50 @@ def test_terms_written_as_one_generalization_count_once_in_their_paragraph(engin
     assert "the church, the church of Canada" in r.text
     assert "church" not in by  # counted twice, the sum stayed over and a later round lowered it further
     check_output(r.text.encode(), "text", engine=engine, results=[r], name="t", limits=DEFAULT_LIMITS)
+
+
+# "blood" and "nurse" are clues at the policy's floor (0.2 of the line); "result" (0.18 of it) is one only below.
+OPENER = "Her blood sample went to the lab, and the nurse called about the result and the counselling."
+
+
+def test_a_message_that_opens_a_remembered_thread_counts_weaker_clues(engine: Engine) -> None:
+    # The default changes nothing (issue 15's words bound); at 0.15 an opener counts clues from 0.15 of the line.
+    assert engine.sanitize(OPENER, HIV, disclosed=(OPENING,)) == engine.sanitize(OPENER, HIV)
+    policy = replace(HIV, opening_floor=0.15)
+    assert HIV.evidence_floor > _clue(engine, "result", replace(HIV, evidence_floor=0.01)) / _line(engine)
+    assert _clue(engine, "result", replace(HIV, evidence_floor=policy.opening_floor)) > 0
+    alone = engine.sanitize(OPENER, policy)
+    assert [d.term for d in alone.decisions] == ["nurse"] and "blood" in alone.text
+    # The memory is on and holds nothing of the thread: its later messages will be lowered to the floor on what this
+    # one lets through, so "result" counts here, and the paragraph's sum lowers "blood" too.
+    opened = engine.sanitize(OPENER, policy, disclosed=(OPENING,))
+    assert {d.term for d in opened.decisions} == {"nurse", "blood"} and "blood" not in opened.text
+    assert all(d.reason == "evidence" and not d.earlier for d in opened.decisions)  # no earlier message caused it
+    assert opened.text == engine.sanitize(OPENER, replace(HIV, evidence_floor=policy.opening_floor)).text
+    assert opened.policy == policy and "opening" not in opened.text  # the marker is no term, and the policy as given
+    # A policy whose opening floor is no lower judges the opener as any message.
+    assert engine.sanitize(OPENER, replace(policy, opening_floor=0.2), disclosed=(OPENING,)).text == alone.text
+    # A later message of the thread has no marker (Memory.judged): the floor it is judged at is the policy's.
+    later = engine.sanitize(OPENER, policy, disclosed=(thread_marker("virus"), "virus"))
+    assert "result" not in {k for d in later.decisions for k in (d.group or ())}
+
+
+def test_the_memory_marks_a_message_with_no_earlier_message_of_its_thread_as_opening_it() -> None:
+    said = Disclosure(message_id="m1", at=0.0, policy="p", sender="a@x", recipient="b@y", terms=("virus",),
+                      thread="<t1>")  # fmt: skip
+    assert Memory.of((), thread="<t1>").judged == {OPENING}
+    # A list's other thread let "virus" through: the message still opens its own thread.
+    assert Memory.of((said,), thread="<t2>").judged == {"virus", OPENING}
+    mine = Memory.of((said,), thread="<t1>")
+    assert OPENING not in mine.judged and mine.judged == mine.terms
+    with pytest.raises(ConfigError, match="opening_floor"):
+        SanitizePolicy(entities=("HIV",), opening_floor=0)
+    conf = '[policies.p]\nentities = ["HIV"]\nopening_floor = 0.1\n'
+    assert parse_config(conf, source="t.toml", base=Path()).policies["p"].sanitize.opening_floor == 0.1
+    conf = '[policies.p]\nentities = ["HIV"]\n'
+    assert parse_config(conf, source="t.toml", base=Path()).policies["p"].sanitize.opening_floor == 1.0
+
+
+def _line(engine: Engine) -> float:
+    (entity,) = engine.entities_of(HIV)
+    return entity.ic / HIV.alpha

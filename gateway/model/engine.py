@@ -59,6 +59,7 @@ from gateway.model.knowledge import Estimator, Knowledge
 from gateway.model.measure import BoundedCache, Conjuncts, Measure, Verdict, canon
 from gateway.model.memory import (
     NAMING,
+    OPENING,
     is_marker,
     named_in,
     removed_in,
@@ -241,6 +242,11 @@ class Engine:
         if not text.strip():
             raise InputError("nothing to sanitize: the text is empty")
         entities = self.entities_of(policy)
+        given = policy
+        if OPENING in disclosed and policy.opening_floor < policy.evidence_floor:
+            # The first message of a remembered thread: its later messages are lowered to the floor on its clues,
+            # so what the thread tells is what this one does; weaker clues count (SanitizePolicy.opening_floor).
+            policy = replace(policy, evidence_floor=policy.opening_floor)
         # Entities an earlier message of the thread named (memory.py): this text is about them too.
         thread_named = named_in(disclosed) & {e.name for e in entities}
         # and the signature of c those messages had (related.py), which this one is judged with as well
@@ -340,7 +346,7 @@ class Engine:
             current = rewritten.text
         utility = self._utility(original_keys, decisions)
         signature = tuple(self.evidence.second_order.own.items())
-        return SanitizeResult(current, tuple(decisions), utility, entities, policy, rounds, tuple(composed), signature)
+        return SanitizeResult(current, tuple(decisions), utility, entities, given, rounds, tuple(composed), signature)
 
     def _if_clean(
         self,

@@ -141,6 +141,12 @@ def removed_in(disclosed: Iterable[str]) -> frozenset[str]:
     return _prefixed_in(disclosed, REMOVED)
 
 
+# Given to the engine (never stored) with the memory of a message whose thread has no earlier message in it: the
+# memory is on, and this message opens the thread. Its evidence is judged at the policy's opening_floor: every later
+# message of the thread is judged with what it lets through, and nothing is judged with it.
+OPENING = "[opening]"
+
+
 def is_marker(term: str) -> bool:
     """A marker of the memory (a thread's named entity, signature or written term), not a term the message let
     through."""
@@ -189,6 +195,14 @@ class Memory:
     @property
     def terms(self) -> frozenset[str]:
         return frozenset(self.first)
+
+    @property
+    def judged(self) -> frozenset[str]:
+        """What the engine judges a new message with: the terms, and OPENING when no row is of its own thread (only
+        a row of the thread gives markers, ``counted``)."""
+        if any(is_marker(t) for t in self.first):
+            return self.terms
+        return self.terms | {OPENING}
 
     def sources(self, terms: Iterable[str]) -> tuple[str, ...]:
         """The earlier messages that first disclosed ``terms``, oldest first, each once: for a term the message's
