@@ -207,12 +207,21 @@ def _judge_in_child(job: _Job, extracted: Extracted) -> JobResult:
         return JobResult("hold", None, "sanitizer-crashed", (), (detail,), cause=HoldCause(detail=detail))
 
 
+def _judged_with(memory: Mapping[str, Memory], policy: PolicyConfig) -> frozenset[str]:
+    """What ``policy``'s memory gives the engine: its terms, and whether the message opens its thread only where the
+    policy judges an opener apart (``opening_floor``): a list's memory holds thousands of terms, asked every message."""
+    if policy.name not in memory:
+        return frozenset()
+    remembered = memory[policy.name]
+    return remembered.judged if policy.sanitize.opening_floor < policy.sanitize.evidence_floor else remembered.terms
+
+
 def _judge(job: _Job, extracted: Extracted) -> JobResult:
     engine, policies, memory = job.engine, job.policies, job.memory
     try:
         outcome = process(job.data, engine=engine, policies=[p.sanitize for p in policies], name=job.name,
                           kind="mail", content_policy=job.content_policy, identifiers=job.identifiers,
-                          disclosed=[memory[p.name].judged if p.name in memory else () for p in policies],
+                          disclosed=[_judged_with(memory, p) for p in policies],
                           extracted=extracted)  # fmt: skip
         final = outcome.results[-1].text if outcome.results else ""
         disclosed = {

@@ -302,3 +302,40 @@ def test_the_memory_marks_a_message_with_no_earlier_message_of_its_thread_as_ope
 def _line(engine: Engine) -> float:
     (entity,) = engine.entities_of(HIV)
     return entity.ic / HIV.alpha
+
+
+def test_the_worker_judges_a_thread_s_first_message_at_the_opening_floor(engine: Engine, tmp_path: Path) -> None:
+    from extractors.mail import ContentPolicy
+    from gateway.config import PolicyConfig
+    from gateway.evaluation.threads import _body, _mail
+    from gateway.store.sqlite import SQLiteStore
+    from gateway.streams import recall, remember, thread_of
+    from gateway.worker import sanitize_message
+
+    def policy(opening_floor: float, days: float = 30.0) -> PolicyConfig:
+        sanitize = replace(HIV, opening_floor=opening_floor)
+        return PolicyConfig(name="p", content=ContentPolicy(), sanitize=sanitize, stream_memory_days=days)
+
+    store = SQLiteStore(tmp_path / "s.db")
+    try:
+
+        def sent(p: PolicyConfig, i: int) -> str:
+            data = _mail("s@x", "r@y", "case", OPENER, i, "<t1@x>")
+            thread = thread_of(data)
+            memory = recall(store, [p], sender="s@x", recipients=["r@y"], thread=thread)
+            job = sanitize_message(data, [p], f"m{i}", engine, memory)
+            assert job.data is not None
+            if i == 0:
+                remember(store, message_id="m0", sender="s@x", recipients=["r@y"], thread=thread,
+                         disclosed=job.disclosed)  # fmt: skip
+            return _body(job.data)
+
+        # The memory off, or the floor no lower: the opener reads as the message alone.
+        assert "blood" in sent(policy(0.15, days=0.0), 1) and "blood" in sent(policy(1.0), 1)
+        # The memory on, and no earlier message of the thread: "blood" is lowered; the reply (its thread's memory
+        # holds the opener) is judged with the thread's clues, not at the opening floor.
+        assert "blood" not in sent(policy(0.15), 0)
+        reply = thread_of(_mail("s@x", "r@y", "case", OPENER, 1, "<t1@x>"))
+        assert OPENING not in recall(store, [policy(0.15)], sender="s@x", recipients=["r@y"], thread=reply)["p"].judged
+    finally:
+        store.close()
