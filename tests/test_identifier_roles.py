@@ -147,8 +147,8 @@ def test_a_first_name_the_census_lists_is_found_in_a_programs_field(engine: Engi
 def test_a_programs_text_keeps_the_names_it_carries(engine: Engine, analyzer: Analyzer) -> None:
     """Programs write patients' names too: an EHR's header, a laboratory system's log. A name no dictionary knows
     and the census does not list is still a person there (MISC is not a Safe Harbor kind: a name demoted to it
-    passes through). Only a word of the program's vocabulary ("Primary", an acronym) makes a capitalised run a
-    thing in a program's text."""
+    passes through). Only a run whose every word is the program's vocabulary (words the dictionary knows,
+    acronyms: "Java Linux") is a thing in a program's text."""
     msg = EmailMessage()
     msg["From"] = "Lab System <lims@clinic.example>"
     msg["To"] = "billing@insurer.example"
