@@ -15,10 +15,13 @@ A phrase is a run of capitalised words, joined through "of", "of the",
 A person found once is found again wherever a part of the name recurs
 ("Mr Ruslan Kurkaev" ... "Kurkaev"), so one placeholder covers every mention.
 
-In a program's text (a header such as X-AntiAbuse, as the extractor tells; a
-log's or a probe's lines pasted into a message) a capital alone makes no
-person: "Primary Hostname", "RX Dboard" are MISC there; the other evidence
-(a title, the census, a greeting or signature, another mention) still holds.
+In a program's text (a header such as X-Mailer, as the extractor tells; a
+log's or a probe's lines pasted into a message) a run found by its capitals
+alone is MISC when all its words are the program's vocabulary ("Java Linux");
+a word no dictionary knows keeps it a person, as a program may write a
+patient's name. Over the whole text, a release number after a word, a
+measurement before it, a device report's labels and the message's own domain
+names make a capitalised word a thing, unless the census lists it.
 """
 
 from __future__ import annotations
@@ -306,6 +309,13 @@ _MACHINE_WORD = "capitalised word of a program's text"
 _DOMAIN_WORD = "capitalised word of a domain name"
 _PRODUCT = "product with a release number"
 _LABEL = "label of a device's report"
+
+
+def _thing(f: Finding, source: str) -> Finding:
+    """A finding of a person by its capitals alone, turned out a thing (MISC) by ``source``'s evidence."""
+    return Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=source)
+
+
 _MEASURE = re.compile(r"\d\.\d+[ \t]\Z")
 _LABEL_INDENT = " \t\xa0>|"  # an HTML part indents with no-break spaces
 _WORD = re.compile(r"[^\W\d_]+")
@@ -416,7 +426,7 @@ class NameRecognizer:
         }
         if not products:
             return found
-        return [Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_PRODUCT)
+        return [_thing(f, _PRODUCT)
                 if f.source == _CAPITALS_ONLY and f.text in products else f for f in found]  # fmt: skip
 
     def _labels(self, text: str, found: list[Finding]) -> list[Finding]:
@@ -445,7 +455,7 @@ class NameRecognizer:
             if heads[acronym]:
                 if out is found:
                     out = list(found)
-                out[n] = Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_LABEL)
+                out[n] = _thing(f, _LABEL)
         return out
 
     def _code_value(self, text: str, at: int) -> bool:
@@ -468,7 +478,7 @@ class NameRecognizer:
         so replacing it hides nothing. A word the census lists as a first name or surname stays a person."""
         if self._census(f.text):
             return f
-        return Finding(start=f.start, end=f.end, kind=K.MISC, text=f.text, score=0.5, source=_DOMAIN_WORD)
+        return _thing(f, _DOMAIN_WORD)
 
     def _line(self, line: str, closing: bool, machine: bool = False) -> tuple[int, tuple[_LineFinding, ...]]:
         """The line's findings, as offsets from the first character after what is returned with them
