@@ -18,6 +18,7 @@ from gateway.model.identifiers.finding import Finding, Role
 from gateway.model.identifiers.lowered import Lowered
 from gateway.model.identifiers.names import TITLES, Lexicon, NameRecognizer, ordinary_mentions
 from gateway.model.identifiers.patterns import LABELLED, shape_of, structured
+from gateway.model.identifiers.prose import widen
 from gateway.model.normalize import fold_with_offsets
 
 NAME_KINDS = frozenset({K.PERSON, K.ORG, K.LOC, K.DEM, K.MISC})
@@ -97,7 +98,8 @@ class Analyzer:
         found = _without_labels(text, resolve_overlaps([f for f in found if "\u2029" not in text[f.start : f.end]]))
         if K.PERSON in wanted and (parts := ordinary_mentions(text, found, self._lexicon)):
             found = resolve_overlaps([*found, *parts])
-        return _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found, lowered)]))
+        found = _join_ranges(text, resolve_overlaps([*found, *_recurrences(text, found, lowered)]))
+        return widen(text, found, self._lexicon)
 
 
 def _domain_words(addresses: Collection[str]) -> frozenset[str]:

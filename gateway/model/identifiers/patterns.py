@@ -109,7 +109,9 @@ _CURRENCY = (
 _QUANTITY = re.compile(
     rf"(?:[€$£¥]\s?\d[\d,.]*(?:\s?(?:million|billion|thousand))?"
     rf"|\b(?:{_CURRENCY})\s?\d[\d,.]*(?:\s?(?:million|billion|thousand))?"
-    rf"|\b\d[\d,.]*(?:(?:,\s*|\s+and\s+|\s+to\s+)\d[\d,.]*)*(?:\s?(?:million|billion|thousand))?\s?(?:{_CURRENCY})\b"
+    # the currency's country may stand between: "1,336 Swedish kronor", "500 Swiss francs"
+    rf"|\b\d[\d,.]*(?:(?:,\s*|\s+and\s+|\s+to\s+)\d[\d,.]*)*(?:\s?(?:million|billion|thousand))?\s?"
+    rf"(?P<country>(?-i:[A-Z][a-z]+\s))?(?:{_CURRENCY})\b"
     rf"|\b\d[\d,.]*\s?(?:%|per\s?cent|percent)"
     rf"|\b(?:{_NUMBER_WORDS})(?:[- ](?:{_NUMBER_WORDS}))*\s(?:million\s|thousand\s|hundred\s)?(?:{_CURRENCY})\b)",
     re.IGNORECASE,
@@ -454,7 +456,8 @@ def ages(text: str, shape: bytes | None = None) -> Iterator[Finding]:
 
 def quantities(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     for m in _QUANTITY.finditer(text):
-        yield _f(m, K.QUANTITY, "quantity pattern", 0.6)
+        # With its country's adjective the amount is surer than the adjective read alone as a nationality.
+        yield _f(m, K.QUANTITY, "quantity pattern", 0.85 if m.group("country") else 0.6)
 
 
 def emails(text: str, shape: bytes | None = None) -> Iterator[Finding]:
