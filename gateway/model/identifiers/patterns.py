@@ -631,10 +631,9 @@ def national_ids(text: str, shape: bytes | None = None) -> Iterator[Finding]:
                 yield _f(m, K.NATIONAL_ID, source, 0.95)
 
 
-def _labels(text: str) -> Iterator[re.Match[str]]:
+def _labels(text: str, shape: bytes | None = None) -> Iterator[re.Match[str]]:
     pos = 0
-    for run in _BEFORE_A_DIGIT.finditer(text):
-        a, b = run.span()
+    for a, b in _runs_before_a_digit(text, shape):
         if _LABEL_FIRST_WORDS.isdisjoint(map(str.lower, _WORD_START.findall(text, a, b))):
             continue  # no word of the run can open a label (most runs): its words are not looked at one by one
         for w in _WORD_START.finditer(text, a, b):
@@ -653,10 +652,30 @@ def _labels(text: str) -> Iterator[re.Match[str]]:
 # message) are never looked at.
 _LABEL_RUN_CHARS = "A-Za-z\u0130\u0131\u017f\u212a \t'/#:._\\-"
 _BEFORE_A_DIGIT = re.compile(rf"[{_LABEL_RUN_CHARS}](?<![{_LABEL_RUN_CHARS}].)[{_LABEL_RUN_CHARS}]*+(?=\d)")
+# _BEFORE_A_DIGIT read backwards, in the shape: a digit, then the run. Its scan jumps from "9" to "9" (a literal),
+# where _BEFORE_A_DIGIT's tries every letter and blank of the text. In the shape every run character of ASCII is
+# one of these bytes and no other character is; the four outside ASCII are not, so a text holding one is scanned
+# as it stands. A "9" that is no digit (a character outside ASCII, a "?") is told apart by the text.
+_DIGIT_THEN_RUN = re.compile(rb"9[A-Za-z \t'/#:._\-]++")
+_RUN_CHARS_OUTSIDE_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+
+
+def _runs_before_a_digit(text: str, shape: bytes | None) -> list[tuple[int, int]]:
+    """The spans of ``_BEFORE_A_DIGIT.finditer(text)``, in order; ``shape``: the text's (``shape_of``)."""
+    if shape is None or any(ch in text for ch in _RUN_CHARS_OUTSIDE_ASCII):
+        return [m.span() for m in _BEFORE_A_DIGIT.finditer(text)]
+    last = len(text) - 1
+    runs = []
+    for m in _DIGIT_THEN_RUN.finditer(shape[::-1]):
+        digit, end = m.span()  # in the shape read backwards: the run's end, then its start
+        if text[last - digit].isdecimal():  # "\d" is a decimal digit of any script
+            runs.append((last + 1 - end, last - digit))
+    runs.reverse()
+    return runs
 
 
 def labelled_numbers(text: str, shape: bytes | None = None) -> Iterator[Finding]:
-    for m in _labels(text):
+    for m in _labels(text, shape):
         kind = next(_GROUP_KIND[g] for g in _GROUP_KIND if m.group(g) is not None)
         value = m.group("value").rstrip(".-/")
         if len(value) < 3 or not any(ch.isdigit() for ch in value) or (kind == K.CODE and len(value) < 4):
@@ -675,13 +694,59 @@ def labelled_numbers(text: str, shape: bytes | None = None) -> Iterator[Finding]
         yield Finding(start=start, end=start + len(value), kind=found_kind, text=value, score=score, source=source)
     for m in _hinted(_CASE_NUMBER, _CASE_NUMBER_HINT, text, back=6):
         yield _f(m, K.CODE, "case number", 0.7)
-    for m in _VIN.finditer(text):
+    for m in _vins(text, shape):
         if any(ch.isdigit() for ch in m.group()) and any(ch.isalpha() for ch in m.group()) and _vin_ok(m.group()):
             yield _f(m, K.VEHICLE, "VIN check digit", 0.9)
-    for m in _hinted(_MIXED_CODE, _MIXED_CODE_HINT, text, run=_CODE_CHARS):
+    for m in _codes(text, shape):
         code = m.group()
         if len(code) >= 6 and any(c.isdigit() for c in code) and any(c.isalpha() for c in code):
             yield _f(m, K.CODE, "code pattern", 0.5)
+
+
+# A VIN's 17 characters are capitals and digits: 17 of them in a row in the shape once its capitals are read as
+# digits, a substring found by bytes.find (the scan of _VIN tries every capital and digit of the text).
+_CAPITALS_AS_DIGITS = bytes.maketrans(b"A", b"9")
+_SEVENTEEN = b"9" * 17
+_NOT_NINE = re.compile(rb"[^9]")
+
+
+def _vins(text: str, shape: bytes | None) -> Iterator[re.Match[str]]:
+    """``_VIN.finditer(text)``, scanned only over the runs of capitals and digits (in the shape) long enough to
+    hold a VIN. No match crosses such a run's end, and its ``\\b`` sees the character after that end."""
+    if shape is None:
+        yield from _VIN.finditer(text)
+        return
+    mask = shape.translate(_CAPITALS_AS_DIGITS)
+    start = mask.find(_SEVENTEEN)
+    while start >= 0:
+        after = _NOT_NINE.search(mask, start + 17)
+        end = len(mask) if after is None else after.start()
+        yield from _VIN.finditer(text, start, end + 1)
+        start = mask.find(_SEVENTEEN, end)
+
+
+_CODE_HINT = b"9-9"
+_NOT_IN_CODE = re.compile(rb"[^9-]")
+
+
+def _codes(text: str, shape: bytes | None) -> Iterator[re.Match[str]]:
+    """``_MIXED_CODE.finditer(text)``, scanned only over the runs of capitals, digits and "-" (in the shape, its
+    capitals read as digits) that hold what every code holds, "9-9": a substring found by bytes.find. A code
+    starts in the run of capitals and digits before the first such hint of its run (an earlier start would hold
+    an earlier hint) and ends inside the run."""
+    if shape is None:
+        yield from _hinted(_MIXED_CODE, _MIXED_CODE_HINT, text, run=_CODE_CHARS)
+        return
+    mask = shape.translate(_CAPITALS_AS_DIGITS)
+    hint = mask.find(_CODE_HINT)
+    while hint >= 0:
+        start = hint
+        while start > 0 and mask[start - 1] == 57:  # "9"
+            start -= 1
+        after = _NOT_IN_CODE.search(mask, hint + 3)
+        end = len(mask) if after is None else after.start()
+        yield from _MIXED_CODE.finditer(text, start, end + 1)
+        hint = mask.find(_CODE_HINT, end)
 
 
 _VIN_VALUES = dict(zip("ABCDEFGHJKLMNPRSTUVWXYZ", (1, 2, 3, 4, 5, 6, 7, 8, 1, 2, 3, 4, 5, 7, 9, 2, 3, 4, 5, 6, 7, 8, 9),
