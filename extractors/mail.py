@@ -145,17 +145,37 @@ class MailDocument:
 
 
 def parse(data: bytes, *, part: str, limits: Limits) -> Message:
-    head = data.split(b"\r\n\r\n", 1)[0].split(b"\n\n", 1)[0]
-    if len(head) > limits.max_header_bytes:
-        raise LimitExceededError(f"{len(head)} bytes of headers (limit {limits.max_header_bytes})", part=part)
+    _within_header_limit(data, part, limits)
     # compat32 parsing: the modern policy builds a structured header object at
     # every header access (about 30 % of a message's time); headers a reader
     # sees are decoded with the modern parser one by one (_decoded).
     return email.message_from_bytes(data, policy=email.policy.compat32)
 
 
-def extract_mail(data: bytes, *, part: str, limits: Limits, policy: ContentPolicy = ContentPolicy()) -> MailDocument:
-    msg = parse(data, part=part, limits=limits)
+def _within_header_limit(data: bytes, part: str, limits: Limits) -> None:
+    head = data.split(b"\r\n\r\n", 1)[0].split(b"\n\n", 1)[0]
+    if len(head) > limits.max_header_bytes:
+        raise LimitExceededError(f"{len(head)} bytes of headers (limit {limits.max_header_bytes})", part=part)
+
+
+def extract_mail(
+    data: bytes,
+    *,
+    part: str,
+    limits: Limits,
+    policy: ContentPolicy = ContentPolicy(),
+    parsed: Message | None = None,
+) -> MailDocument:
+    """``parsed``: a compat32 parse of ``data`` someone else also reads (the pipeline's check of its own output reads
+    the verifier's parse). Only a reading that changes nothing may share one: no part is stripped, and the document
+    is not rebuilt."""
+    if parsed is None:
+        msg = parse(data, part=part, limits=limits)
+    else:
+        if "strip" in (policy.images, policy.unknown, policy.encrypted, policy.unreadable):
+            raise ValueError("a parse another reader shares cannot be read with a policy that strips parts")
+        _within_header_limit(data, part, limits)
+        msg = parsed
     doc = MailDocument(msg, part, ParsedHeaders(msg))  # before anything is changed, stripped or replaced
     _Walker(doc, limits, policy).message(msg, "", 0)
     return doc

@@ -4,24 +4,35 @@ It is the guarantee; the extractors are the means. It shares no code with
 them: it parses the output itself (``layers``), at every layer, and searches
 each view for the entities' names (``needles``). A hit names the term, the
 part and the location; the pipeline (``verify_output``) raises it as
-``TraceFoundError``, and the message is held.
+``TraceFoundError``, and the message is held. For rewritten mail the
+pipeline's own check reads the verifier's parse after the verifier has
+walked it (``pipeline.check_and_verify``): the other way round never.
 """
 
 from __future__ import annotations
 
-from gateway.verify.layers import OPAQUE_HEADERS, Bounds, View, views
+from email.message import Message
+
+from gateway.verify.layers import OPAQUE_HEADERS, Bounds, View, parse_mail, views
 from gateway.verify.needles import Hit, Needles
 
-__all__ = ["OPAQUE_HEADERS", "Bounds", "Hit", "Needles", "View", "find_trace", "views"]
+__all__ = ["OPAQUE_HEADERS", "Bounds", "Hit", "Needles", "View", "find_trace", "parse_mail", "views"]
 
 
 DEFAULT_BOUNDS = Bounds()
 
 
 def find_trace(
-    data: bytes, kind: str, needles: Needles, *, part: str, bounds: Bounds = DEFAULT_BOUNDS
+    data: bytes,
+    kind: str,
+    needles: Needles,
+    *,
+    part: str,
+    bounds: Bounds = DEFAULT_BOUNDS,
+    parsed: Message | None = None,
 ) -> tuple[View, Hit] | None:
-    for view in views(data, kind, part=part, bounds=bounds):
+    """``parsed``: ``parse_mail(data)``, made by the caller to share with a reader that walks it after this one."""
+    for view in views(data, kind, part=part, bounds=bounds, parsed=parsed):
         hit = needles.find(view.text, strict=view.binary)
         if hit is not None:
             return view, hit

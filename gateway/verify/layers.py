@@ -136,10 +136,13 @@ def parse_mail(data: bytes, *, indexed: bool = True) -> Message:
     return email.message_from_bytes(data, _class=_IndexedMessage if indexed else Message, policy=email.policy.compat32)
 
 
-def views(data: bytes, kind: str, *, part: str, bounds: Bounds | None = None) -> Iterator[View]:
+def views(
+    data: bytes, kind: str, *, part: str, bounds: Bounds | None = None, parsed: Message | None = None
+) -> Iterator[View]:
+    """``parsed``: ``parse_mail(data)`` when the caller made it (this walk reads it before anyone else does)."""
     budget = _Budget(bounds or Bounds())
     if kind == "mail":
-        yield from _mail(parse_mail(data), part, 0, budget)
+        yield from _mail(parsed if parsed is not None else parse_mail(data), part, 0, budget)
     else:
         yield from _content(data, part, None, 0, budget)
 
