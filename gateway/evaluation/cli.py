@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +23,7 @@ from gateway.model.knowledge import DEFAULT_MIN_SUPPORT, DEFAULT_PRIOR_WEIGHT
 
 if TYPE_CHECKING:
     from gateway.evaluation.runner import Attacker
+    from gateway.evaluation.tab import TabDocument
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_ALPHAS = (1.0, 1.25, 1.5, 1.75, 2.0)
@@ -81,6 +82,9 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--identifiers", default="all", help="kinds to detect: all, safe-harbor, or PERSON,DATE,...")
     t.add_argument("--parts", type=int, default=2,
                    help="also score N interleaved parts of the documents, to see the spread (0: none)")  # fmt: skip
+    t.add_argument("--bootstrap", type=int, default=0, metavar="N",
+                   help="also score each document alone and N resamples of the documents with replacement: "
+                        "the 90%% interval of each figure (seed 0)")  # fmt: skip
     t.add_argument("--out", type=Path, help="where results.md/.json go (default: eval-out/tab)")
     p = esub.add_parser("paper", parents=[common, pipeline], help="the paper's experiment on Wikipedia topic articles "
                         "(titles from --topics, text from --corpus)")  # fmt: skip
@@ -257,6 +261,8 @@ def run_tab(args: argparse.Namespace) -> int:
             for ann, v in rep["annotators"].items():
                 text += f"| {k + 1}{'' if ann == 'gold' else ' ' + ann} | {rep['documents']} | {_num(v['recall'])} | "
                 text += f"{_num(v['precision'])} | {_num(v['f'])} |\n"
+    if args.bootstrap > 0 and scores.scored:
+        text += _tab_spread(docs, mask, args.bootstrap, report)
     if not scores.scored:
         text += "\n**Nothing could be scored**: the gold marks no span.\n"
     out = args.out or Path("eval-out") / "tab"
@@ -266,6 +272,40 @@ def run_tab(args: argparse.Namespace) -> int:
     print(text)
     print(f"written: {out / 'results.md'}, {out / 'results.json'}", file=sys.stderr)
     return 0 if scores.scored else 1
+
+
+def _tab_spread(
+    docs: Sequence[TabDocument], mask: Callable[[str], list[tuple[int, int]]], resamples: int, report: dict[str, Any]
+) -> str:
+    """Each document's scores, and the bootstrap over documents of each annotator's corpus figures."""
+    from gateway.evaluation.metrics import Scores
+    from gateway.evaluation.tab import bootstrap, score_document
+
+    alone = [score_document(d, mask(d.text)) for d in docs]
+    annotators = sorted({a for s in alone for a in s.overall})
+    text = f"\nBootstrap over documents ({resamples} resamples with replacement, seed 0; 90 % intervals):\n\n"
+    text += "| annotator | recall | precision | F | resamples with recall < 0.85 |\n|---|---|---|---|---|\n"
+    report["bootstrap"] = {}
+    for ann in annotators:
+        spread = bootstrap([s.overall.get(ann, Scores(0, 0, 0)) for s in alone], resamples=resamples)
+        report["bootstrap"][ann] = spread.as_report()
+        r, p, f = spread.recall, spread.precision, spread.f
+        text += f"| {ann} | {r[0]:.3f}–{r[1]:.3f} | {p[0]:.3f}–{p[1]:.3f} | {f[0]:.3f}–{f[1]:.3f} | "
+        text += f"{100 * spread.recall_below_floor:.1f} % |\n"
+    text += "\nEach document alone, by recall:\n\n| document | annotator | recall | precision | gold tokens |\n"
+    text += "|---|---|---|---|---|\n"
+    rows = [(d.doc_id, ann, s.overall[ann]) for d, s in zip(docs, alone, strict=True) for ann in sorted(s.overall)]
+    report["documents_alone"] = [{"id": i, "annotator": a, "recall": _ratio(v.true_positives, v.gold),
+                                  "precision": _ratio(v.true_positives, v.detected), "gold_tokens": v.gold}
+                                 for i, a, v in rows]  # fmt: skip
+    for i, a, v in sorted(rows, key=lambda row: (_ratio(row[2].true_positives, row[2].gold) or 0.0, row[0])):
+        text += f"| {i} | {a} | {_num(_ratio(v.true_positives, v.gold))} | "
+        text += f"{_num(_ratio(v.true_positives, v.detected))} | {v.gold} |\n"
+    return text
+
+
+def _ratio(a: int, b: int) -> float | None:
+    return round(a / b, 4) if b else None
 
 
 def _num(x: float | None) -> str:

@@ -14,6 +14,7 @@ fourth element, when present, names the annotator.
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -166,6 +167,56 @@ def evaluate_tab(docs: Sequence[TabDocument], mask: Callable[[str], Iterable[tup
     for doc in docs:
         total.add(score_document(doc, mask(doc.text)))
     return total
+
+
+@dataclass(frozen=True, slots=True)
+class Spread:
+    """Corpus scores over the documents drawn again with replacement (a bootstrap over documents): how much a
+    figure owes to which documents happened to be in the set, and so what to expect on others of the same kind.
+    Each interval holds the central ``level`` share of the resampled figures."""
+
+    resamples: int
+    level: float
+    recall: tuple[float, float]
+    precision: tuple[float, float]
+    f: tuple[float, float]
+    floor: float
+    recall_below_floor: float  # the share of resamples whose recall is under ``floor``
+
+    def as_report(self) -> dict[str, Any]:
+        return {"resamples": self.resamples, "level": self.level, "recall": list(self.recall),
+                "precision": list(self.precision), "f": list(self.f), "floor": self.floor,
+                "recall_below_floor": self.recall_below_floor}  # fmt: skip
+
+
+def bootstrap(
+    documents: Sequence[Scores], *, resamples: int, seed: int = 0, level: float = 0.9, floor: float = 0.85
+) -> Spread:
+    """``documents``: one annotator's token scores, document by document. Each resample draws as many documents
+    as there are, with replacement, and sums them as the corpus figure does (a micro average)."""
+    if not documents or resamples < 1:
+        raise ValueError("a bootstrap needs documents and at least one resample")
+    rng = random.Random(seed)
+    n = len(documents)
+    recalls, precisions, fs = [], [], []
+    for _ in range(resamples):
+        tp = detected = gold = 0
+        for _ in range(n):
+            d = documents[rng.randrange(n)]
+            tp, detected, gold = tp + d.true_positives, detected + d.detected, gold + d.gold
+        r = tp / gold if gold else 1.0
+        p = tp / detected if detected else 1.0
+        recalls.append(r)
+        precisions.append(p)
+        fs.append(2 * p * r / (p + r) if p + r else 0.0)
+    below = sum(1 for r in recalls if r < floor) / resamples
+
+    def central(values: list[float]) -> tuple[float, float]:
+        values.sort()
+        tail = (1 - level) / 2
+        return round(values[int(tail * (len(values) - 1))], 4), round(values[int((1 - tail) * (len(values) - 1))], 4)
+
+    return Spread(resamples, level, central(recalls), central(precisions), central(fs), floor, round(below, 4))
 
 
 def markdown(scores: TabScores, *, title: str) -> str:
