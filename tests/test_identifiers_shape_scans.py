@@ -1,8 +1,9 @@
 """Scans run from the shape (``patterns.shape_of``) find what the scans of the text find.
 
-The runs before a digit that open a label are found backwards from their digits, VINs and mixed codes only inside
-the runs of capitals and digits that can hold one; each is compared with the plain scan it stands for on texts
-written to hit its edges, on random texts over an alphabet of those edges, and on archive texts.
+The runs before a digit that open a label are found backwards from their digits; VINs, mixed codes and IP and MAC
+addresses are scanned only inside the runs of the shape that can hold one. Each is compared with the plain scan
+it stands for on texts written to hit its edges, on random texts over an alphabet of those edges, and on archive
+texts.
 """
 
 from __future__ import annotations
@@ -45,6 +46,22 @@ CODE_EDGES = [
     "\u0663\u0664-AB12 and AB12-\u0663\u0664, ab-AB-12, AB-12\u00e9 and 12-AB_",
 ]
 
+IP_EDGES = [
+    "IP 10.0.0.1, [192.168.1.20] and 8.8.8.8; 192.168.001.010.5, 1.2.3.4.5 and 1234.5.6.7.8; 10.0.0.1. 10.0.0.1.2",
+    "x10.0.0.1 \u00e910.0.0.1 .10.0.0.1 -10.0.0.1 \u0663.0.0.1 and 10.0.0.\u0663 end 255.255.255.255",
+    "fe80::1ff:fe23:4567:890a, 2001:db8::8a2e:370:7334 and ::1; a:b:c 12:30:45 deadbeef::cafe xfe80::1 FE80::1x",
+    "2001:0db8:85a3:0000:0000:8a2e:0370:7334 \u00e9fe80::1 fe80::1\u00e9 abcd:ef01:2345:6789:abcd:ef01:2345:6789:1",
+    "MAC 00:1A:2b:3C:4d:5E, 00-1a-2b-3c-4d-5e, a0:b1:c2:d3:e4:f5:a6, ab:cd:ef:ab:cd:ef:11:22:33:44:55",
+    "xab:cd:ef:01:23:45 (a letter before), 0a:1b:2c:3d:4e:5f, cafe-ba-be-de-ad-00 ab-cd-ef-12-34 1-23-45-67-89-ab-cd",
+    "00:1A:2b:3C:4d:5E",
+    "12:34:56:78:9a:bc:de and 2024-03-05 14:22:01, \u00e900:1a:2b:3c:4d:5e and 00:1a:2b:3c:4d:5e\u00e9",
+]
+_IN_RUNS = [
+    (P._IPV4, (P._IPV4_SHAPE,), P._IPV4_BYTES, 2),
+    (P._IPV6, (P._IPV6_SHAPE,), P._IPV6_BYTES, 1),
+    (P._MAC, (P._MAC_SHAPE_COLON, P._MAC_SHAPE_HYPHEN), P._MAC_BYTES, 1),
+]
+
 _ALPHABET = "A1Z9aq -#/:._'\t\n?\u00e9\u0130\u0131\u017f\u212a\u0663\u00a0\x00\u2029IO"
 
 
@@ -70,9 +87,13 @@ def _same(text: str) -> None:
     assert P._runs_before_a_digit(text, shape) == _runs(text)
     assert [m.span() for m in P._vins(text, shape)] == _vins(text)
     assert [m.span() for m in P._codes(text, shape)] == _codes(text)
+    for pattern, hints, run, after in _IN_RUNS:
+        assert [m.span() for m in P._in_runs(pattern, text, shape, hints, run, after)] == [
+            m.span() for m in pattern.finditer(text)
+        ], pattern.pattern
 
 
-@pytest.mark.parametrize("text", RUN_EDGES + VIN_EDGES + CODE_EDGES)
+@pytest.mark.parametrize("text", RUN_EDGES + VIN_EDGES + CODE_EDGES + IP_EDGES)
 def test_the_shape_scans_find_what_the_text_scans_find(text: str) -> None:
     _same(text)
 
@@ -81,6 +102,8 @@ def test_the_edges_are_exercised() -> None:
     assert sum(len(_runs(t)) for t in RUN_EDGES) >= 25
     assert sum(len(_vins(t)) for t in VIN_EDGES) >= 8
     assert sum(len(_codes(t)) for t in CODE_EDGES) >= 12
+    for pattern, _hints, _run, _after in _IN_RUNS:
+        assert sum(len(pattern.findall(t)) for t in IP_EDGES) >= 6, pattern.pattern
     # A run before a digit outside ASCII (its shape is a "9" as every character outside ASCII is), a run after a "?"
     # (a "9" in the shape that is no digit), and runs holding a run character outside ASCII (scanned as it stands).
     text = RUN_EDGES[3]
@@ -111,6 +134,25 @@ def test_random_vins_and_codes() -> None:
     assert sum(len(_vins(t)) for t in texts) > 50 and sum(len(_codes(t)) for t in texts) > 100
 
 
+def test_random_addresses() -> None:
+    rng = random.Random(1414)
+    # Pieces of addresses and what may stand beside them, joined at random.
+    pieces = ["1", "12", "192", "1234", "0a", "fe80", "AB", "f", ".", ".", ".", ":", ":", "::", "-", " ", "x", "_"]
+    pieces += ["\u00e9", "\u0663", "g", "10.0.0.1", "1.2.3", "255.1", "00:1a:2b", ":3c:4d", "-5e"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(3, 30))) for _ in range(6000)]
+    for text in texts:
+        _same(text)
+    for pattern, _hints, _run, _after in _IN_RUNS:
+        assert sum(len(pattern.findall(t)) for t in texts) >= 10, pattern.pattern
+
+
+def test_ips_with_and_without_the_shape() -> None:
+    text = "\n".join(IP_EDGES)
+    found = list(P.ips(text, P.shape_of(text)))
+    assert found == list(P.ips(text, None))
+    assert sum(f.kind == "IP" for f in found) >= 5 and sum(f.kind == "DEVICE" for f in found) >= 4
+
+
 def test_labelled_numbers_with_and_without_the_shape() -> None:
     text = "\n".join(RUN_EDGES + VIN_EDGES + CODE_EDGES)
     found = list(P.labelled_numbers(text, P.shape_of(text)))
@@ -120,11 +162,12 @@ def test_labelled_numbers_with_and_without_the_shape() -> None:
 
 @pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
 def test_the_shape_scans_on_archive_texts() -> None:
-    runs = vins = codes = 0
+    runs = vins = codes = addresses = 0
     for text in archive_texts(300, chars=20_000):
         text = text.replace("\u2029", "\x00")  # as the analyzer hands it to the recognizers
         _same(text)
         runs += len(_runs(text))
         vins += len(re.findall(r"[A-Z0-9]{17}", text))
         codes += len(_codes(text))
-    assert runs > 5000 and vins > 10 and codes > 100
+        addresses += sum(len(pattern.findall(text)) for pattern, _hints, _run, _after in _IN_RUNS)
+    assert runs > 5000 and vins > 10 and codes > 100 and addresses > 100

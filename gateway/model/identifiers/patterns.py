@@ -12,7 +12,7 @@ import hashlib
 import ipaddress
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 
 import phonenumbers
 from stdnum import imei as std_imei
@@ -536,7 +536,8 @@ def bare_urls(text: str, shape: bytes | None = None) -> Iterator[Finding]:
 
 def ips(text: str, shape: bytes | None = None) -> Iterator[Finding]:
     # Four groups of digits and their dots: in the shape a literal-led search (a third of the texts hold one).
-    for m in _IPV4.finditer(text) if shape is None or _IPV4_SHAPE.search(shape) else ():
+    ipv4s = _IPV4.finditer(text) if shape is None else _in_runs(_IPV4, text, shape, (_IPV4_SHAPE,), _IPV4_BYTES, 2)
+    for m in ipv4s:
         try:
             ipaddress.IPv4Address(m.group())
         except ValueError:
@@ -549,16 +550,50 @@ def ips(text: str, shape: bytes | None = None) -> Iterator[Finding]:
             continue  # "4.1.0.4", "version 3.15.0.0": a version number; "IP 10.0.0.1", "[10.1.2.3]": an address
         yield _f(m, K.IP, "ipaddress", 0.9)
     if "::" in text or text.count(":") >= 4:
-        for m in _hinted(_IPV6, _IPV6_HINT, text, back=4):
+        ipv6s = (_hinted(_IPV6, _IPV6_HINT, text, back=4) if shape is None
+                 else _in_runs(_IPV6, text, shape, (_IPV6_SHAPE,), _IPV6_BYTES, 1))  # fmt: skip
+        for m in ipv6s:
             try:
                 ipaddress.IPv6Address(m.group())
             except ValueError:
                 continue
             yield _f(m, K.IP, "ipaddress", 0.9)
-    if shape is not None and not (_MAC_SHAPE_COLON.search(shape) or _MAC_SHAPE_HYPHEN.search(shape)):
-        return  # no separator, two hexadecimal digits and a separator: no MAC address
-    for m in _hinted(_MAC, _MAC_HINT, text, back=2):
+    macs = (_hinted(_MAC, _MAC_HINT, text, back=2) if shape is None
+            else _in_runs(_MAC, text, shape, (_MAC_SHAPE_COLON, _MAC_SHAPE_HYPHEN), _MAC_BYTES, 1))  # fmt: skip
+    for m in macs:
         yield _f(m, K.DEVICE, "MAC address", 0.9)
+
+
+# What the characters of a match of _IPV4, _IPV6 and _MAC are in the shape (digits and characters outside ASCII as
+# "9", capitals as "A"): a match stands inside a run of these bytes, one that holds a match of its hints.
+_IPV4_BYTES = (frozenset(b"9."), re.compile(rb"[^9.]"))
+_IPV6_BYTES = (frozenset(b"9Aabcdef:"), re.compile(rb"[^9Aa-f:]"))
+_MAC_BYTES = (frozenset(b"9Aabcdef:-"), re.compile(rb"[^9Aa-f:-]"))
+_IPV6_SHAPE = re.compile(rb":(?<=[9Aa-f]:)[9Aa-f]{1,4}:")  # _IPV6_HINT in the shape
+
+
+def _in_runs(pattern: re.Pattern[str], text: str, shape: bytes, hints: Sequence[re.Pattern[bytes]],
+             run: tuple[frozenset[int], re.Pattern[bytes]], after: int) -> Iterator[re.Match[str]]:  # fmt: skip
+    """``pattern.finditer(text)``, for a pattern whose matches are made of characters whose shape is one of the
+    bytes ``run`` holds (as a set, and as the pattern of any other byte) and hold a match of one of ``hints``
+    (patterns of the shape made of those bytes, led by a literal: their scans jump). Each run of those bytes that
+    holds a hint is scanned, from its start to its end and ``after`` characters more (what the pattern looks at
+    after a match): no match crosses a run's end, and no other run holds one."""
+    inside, outside = run
+    size = len(shape)
+    pending = [h.search(shape) for h in hints]  # the next match of each hint
+    while True:
+        hits = [m.start() for m in pending if m is not None]
+        if not hits:
+            return
+        start = at = min(hits)
+        while start > 0 and shape[start - 1] in inside:
+            start -= 1
+        stop = outside.search(shape, at)
+        end = size if stop is None else stop.start()
+        yield from pattern.finditer(text, start, min(size, end + after))
+        pending = [m if m is None or m.start() >= end else h.search(shape, end)
+                   for m, h in zip(pending, hints, strict=True)]  # fmt: skip
 
 
 def ssns(text: str, shape: bytes | None = None) -> Iterator[Finding]:
