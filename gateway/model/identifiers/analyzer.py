@@ -110,6 +110,7 @@ def _domain_words(addresses: Collection[str]) -> frozenset[str]:
 
 
 _LOCAL_PARTS = re.compile(r"[._-]")
+_NAME_GAP = (" ", "\t")  # what stands before a name's last word (text[at - 1 : at], "" at the text's start)
 _ADDRESS_NAME_SCORE = 0.75  # above a capitalised phrase (0.7): the address confirms where the name ends
 
 
@@ -138,12 +139,19 @@ def _address_names(
             continue
         low = lowered.low
         # The last word is searched for as a plain string (most addresses' words are nowhere else in the
-        # text); the name is matched only where it ends there.
-        name = re.compile(r"[ \t]+".join(f"({w})" for w in words) + r"\Z", re.IGNORECASE)
+        # text); the name is matched only where it ends there, after a blank (the name's words are joined by
+        # blanks: most places the word stands are in the address itself, "nidhi.panda@", and are not tried),
+        # and the pattern is compiled only then (addresses are many: most would miss the re module's cache).
+        name: re.Pattern[str] | None = None
+        aligned = len(low) == len(text)  # else a place in the lower case is not the text's (as before: tried)
         at = low.find(last)
         while at != -1:
             end = at + len(last)
-            if not (text[end : end + 1].isalnum() or text[end : end + 1] == "_"):
+            if (not aligned or text[at - 1 : at] in _NAME_GAP) and not (
+                text[end : end + 1].isalnum() or text[end : end + 1] == "_"
+            ):
+                if name is None:
+                    name = re.compile(r"[ \t]+".join(f"({w})" for w in words) + r"\Z", re.IGNORECASE)
                 m = name.search(text, max(0, at - 64), end)
                 if m is not None and (m.start() == 0 or not text[m.start() - 1].isalnum()):
                     names = m.groups()
