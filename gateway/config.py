@@ -318,7 +318,7 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                                    "aliases", "description", "stream_memory_days", "identifiers",
                                    "address_level", "evidence_budget", "evidence_floor",
                                    "coarsen_facts", "stream_evidence", "omit_modifiers",
-                                   "named_budget", "second_order", "opening_floor"])  # fmt: skip
+                                   "named_budget", "second_order", "opening_floor", "memory_share"])  # fmt: skip
         identifiers = _identifiers(r, prefix, p)
         entities = r.get(p, prefix, "entities", list, None if not identifiers else [])
         if (not entities and not identifiers) or not all(isinstance(x, str) and x.strip() for x in entities):
@@ -355,7 +355,8 @@ def parse_config(text: str, *, source: str, base: Path) -> Config:
                 stream_evidence=r.get(p, prefix, "stream_evidence", bool, False),
                 omit_modifiers=r.get(p, prefix, "omit_modifiers", bool, True),
                 named_budget=float(r.get(p, prefix, "named_budget", (int, float), 1.0)),
-                opening_floor=float(r.get(p, prefix, "opening_floor", (int, float), 1.0)),
+                opening_floor=float(r.get(p, prefix, "opening_floor", (int, float), 0.15)),
+                memory_share=float(r.get(p, prefix, "memory_share", (int, float), 0.375)),
                 second_order=r.get(p, prefix, "second_order", bool, True),
                 allow=frozenset(r.get(p, prefix, "allow", list, [])),
                 deny=frozenset(r.get(p, prefix, "deny", list, [])),

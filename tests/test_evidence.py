@@ -119,6 +119,48 @@ def test_what_a_thread_about_c_let_through_counts_towards_its_next_message(engin
     assert Memory.of(rows, thread="<elsewhere>").sources(remembered) == ("m1",)
 
 
+def test_a_thread_s_memory_fills_at_most_its_share_of_a_later_paragraph_s_budget(engine: Engine) -> None:
+    # The thread named c and let through three clues that alone are over the named budget (about 2.8 of it).
+    policy = SanitizePolicy(
+        entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0, named_budget=1.0, memory_share=0
+    )
+    text = "Her test came back positive, and the clinic called about the treatment."
+    remembered = ("virus", "immune", "infection")
+    disclosed = (named_marker("HIV"), *remembered, *(thread_marker(k) for k in remembered))
+    assert sum(_clue(engine, w) for w in remembered) > _line(engine)
+    unbounded = engine.sanitize(text, policy, disclosed=disclosed)
+    # No lowering could bring the paragraph below the budget: every clue in it was lowered, "test" (0.23) too.
+    assert {d.term for d in unbounded.decisions} == {"test", "positive", "clinic", "treatment"}
+    # The memory fills half of the budget: the paragraph lowers its strongest clues until it adds less than the rest.
+    shared = engine.sanitize(text, replace(policy, memory_share=0.5), disclosed=disclosed)
+    assert {d.term for d in shared.decisions} == {"positive", "clinic", "treatment"} and "Her test" in shared.text
+    assert all(d.reason == "stream-evidence" for d in shared.decisions)
+    # A share of the whole budget (or more) leaves the paragraph nothing: as unbounded. Alone, nothing is lowered.
+    assert engine.sanitize(text, replace(policy, memory_share=1.0), disclosed=disclosed).text == unbounded.text
+    assert not engine.sanitize(text, replace(policy, memory_share=0.5)).decisions
+    with pytest.raises(ConfigError):
+        SanitizePolicy(entities=("HIV",), memory_share=-0.5)
+    cfg = parse_config('[policies.p]\nentities = ["HIV"]\nmemory_share = 0.25\n', source="t.toml", base=Path())
+    assert cfg.policies["p"].sanitize.memory_share == 0.25
+    cfg = parse_config('[policies.p]\nentities = ["HIV"]\n', source="t.toml", base=Path())
+    assert cfg.policies["p"].sanitize.memory_share == SanitizePolicy(entities=("HIV",)).memory_share == 0.375
+
+
+def test_a_clue_another_paragraph_s_lowering_made_needless_is_written_back(engine: Engine) -> None:
+    text = "The treatment began with an injection.\nThe injection eased the symptoms."
+    clue = {w: _clue(engine, w) for w in ("treatment", "injection", "symptoms")}
+    # Each line is over the budget (the line): "treatment" is its first line's strongest clue, "injection" its second's.
+    assert clue["treatment"] > clue["injection"] > clue["symptoms"]
+    assert min(clue["treatment"] + clue["injection"], clue["injection"] + clue["symptoms"]) >= _line(engine)
+    r = engine.sanitize(text, HIV)
+    # "treatment" was lowered for the first line; once the second lowered "injection", the first line is below the
+    # budget with "treatment" as written: it is written back, and one word lowered does for both lines.
+    assert [(d.term, d.reason) for d in r.decisions] == [("injection", "evidence")]
+    assert r.text.startswith("The treatment began") and "injection" not in r.text
+    assert not engine.sanitize(r.text, HIV).decisions  # still a fixpoint: every line below the budget
+    check_output(r.text.encode(), "text", engine=engine, results=[r], name="t", limits=DEFAULT_LIMITS)
+
+
 def test_the_evidence_policy_is_validated_and_configured() -> None:
     with pytest.raises(ConfigError):
         SanitizePolicy(entities=("HIV",), evidence_budget=-1)
@@ -133,8 +175,15 @@ def test_the_evidence_policy_is_validated_and_configured() -> None:
 
 def test_only_the_riskiest_remembered_clues_count(engine: Engine) -> None:
     # A busy stream remembers hundreds of everyday words; summed without a bound they would reach any budget.
+    # (no memory_share: bounded, both sums below would be the share of the budget)
     policy = SanitizePolicy(
-        entities=("HIV",), alpha=1.5, max_group=1, evidence_budget=2.0, memory_candidates=2, stream_evidence=True
+        entities=("HIV",),
+        alpha=1.5,
+        max_group=1,
+        evidence_budget=2.0,
+        memory_candidates=2,
+        stream_evidence=True,
+        memory_share=0,
     )
     text = "Her test came back positive, and the clinic called about the treatment."
     remembered = ("virus", "immune", "blood", "infection", "transmission", "patient", "drug", "sexual")
@@ -262,9 +311,11 @@ OPENER = "Her blood sample went to the lab, and the nurse called about the resul
 
 
 def test_a_message_that_opens_a_remembered_thread_counts_weaker_clues(engine: Engine) -> None:
-    # The default changes nothing (issue 15's words bound); at 0.15 an opener counts clues from 0.15 of the line.
-    assert engine.sanitize(OPENER, HIV, disclosed=(OPENING,)) == engine.sanitize(OPENER, HIV)
-    policy = replace(HIV, opening_floor=0.15)
+    # 1 turns it off: the opener reads as any message. At the default, 0.15, it counts clues from 0.15 of the line.
+    off = replace(HIV, opening_floor=1.0)
+    assert engine.sanitize(OPENER, off, disclosed=(OPENING,)) == engine.sanitize(OPENER, off)
+    policy = HIV
+    assert policy.opening_floor == 0.15
     assert HIV.evidence_floor > _clue(engine, "result", replace(HIV, evidence_floor=0.01)) / _line(engine)
     assert _clue(engine, "result", replace(HIV, evidence_floor=policy.opening_floor)) > 0
     alone = engine.sanitize(OPENER, policy)
@@ -296,7 +347,7 @@ def test_the_memory_marks_a_message_with_no_earlier_message_of_its_thread_as_ope
     conf = '[policies.p]\nentities = ["HIV"]\nopening_floor = 0.1\n'
     assert parse_config(conf, source="t.toml", base=Path()).policies["p"].sanitize.opening_floor == 0.1
     conf = '[policies.p]\nentities = ["HIV"]\n'
-    assert parse_config(conf, source="t.toml", base=Path()).policies["p"].sanitize.opening_floor == 1.0
+    assert parse_config(conf, source="t.toml", base=Path()).policies["p"].sanitize.opening_floor == 0.15
 
 
 def _line(engine: Engine) -> float:

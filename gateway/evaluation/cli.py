@@ -107,8 +107,10 @@ def add_parser(sub: Any) -> None:
     t.add_argument("--messages", type=int, default=6, help="messages per thread")
     t.add_argument("--one-stream", action="store_true",
                    help="every thread from one sender to one recipient, interleaved (a list's stream)")  # fmt: skip
-    t.add_argument("--opening-floor", type=float, default=1.0,
+    t.add_argument("--opening-floor", type=float, default=0.15,
                    help="evidence floor of a message that opens a remembered thread (1: --evidence-floor)")  # fmt: skip
+    t.add_argument("--memory-share", type=float, default=0.375,
+                   help="share of a later paragraph's budget its thread's memory may fill (0: no bound)")  # fmt: skip
     t.add_argument("--cuts", type=int, default=4,
                    help="passage cuts each thread is read at (sentence attacker; 1: its own reading)")  # fmt: skip
     t.set_defaults(alpha=[2.0])  # fmt: skip
@@ -209,7 +211,8 @@ def _threads(args: argparse.Namespace) -> int:
                                   max_group=args.max_group, unknown=args.unknown,
                                   evidence_budget=args.evidence_budget, evidence_floor=args.evidence_floor,
                                   coarsen_facts=not args.no_facts, named_budget=args.named_budget,
-                                  opening_floor=args.opening_floor, omit_modifiers=not args.no_omit,
+                                  opening_floor=args.opening_floor, memory_share=args.memory_share,
+                                  omit_modifiers=not args.no_omit,
                                   second_order=not args.no_second_order)  # fmt: skip
     out = args.out or Path("eval-out") / "threads"
     out.mkdir(parents=True, exist_ok=True)

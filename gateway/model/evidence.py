@@ -270,6 +270,11 @@ class Accumulator:
                 if key not in earlier:
                     earlier[thread_marker(key)] = c  # the audit names the thread's message that let it through
         base = [sum(c[i] for c in earlier.values()) for i in range(len(entities))]
+        if policy.memory_share > 0:
+            # Summed, a thread's strongest remembered clues are over the budget on their own in most of its later
+            # messages: a paragraph that cannot get below it had every clue at the floor lowered, however little it
+            # added. Bounded, it fills that share of the budget, and a paragraph may add the rest (SanitizePolicy).
+            base = [min(b, policy.memory_share * budget) for b, budget in zip(base, budgets, strict=True)]
 
         # The entities, the policy and the second order are fixed over a text's rounds: a clue is asked once per
         # term and text (later rounds repeat most of the first's terms), the entities hashed once a round for
@@ -315,6 +320,7 @@ class Accumulator:
 
         failed = _Failures(forbidden)
         stuck: set[str] = set()  # names (capitals mid-sentence) that nothing along their chain lowered
+        lowered: dict[str, Verdict | None] = {}  # the clues this settle lowered, with what ``safe`` held of them
         risky_keys = risky.keys()
         for keys in paragraphs:
             ordered = tuple(dict.fromkeys(keys))
@@ -368,14 +374,70 @@ class Accumulator:
                 fresh = target not in risky
                 if fresh and failed.known(target, over):
                     continue  # it would change nothing, and ``clues`` holds its clue as ``now`` reads it
+                was_safe = safe.get(target)
                 if self._lower(text, target, over, goal, verdict, shown, from_memory, by_key, risky, safe, tokens,
                                context, entities, policy, forbidden, clue):  # fmt: skip
                     stuck.add(target)
                 if fresh and target not in risky:
                     failed.note(target, over, walked=goal < clues[target][over])
+                elif fresh:
+                    lowered[target] = was_safe
                 nows.pop(target, None)
                 clues[target] = now(target)
                 shown_as[target] = written(target)
+        if lowered and all(b < budget for b, budget in zip(base, budgets, strict=True)):
+            # (with the memory alone at or over a budget no unit can be below it: nothing would be written back)
+            self._restore(lowered, paragraphs, risky, safe, base, budgets, clue, now, written, nows)
+
+    def _restore(
+        self,
+        lowered: Mapping[str, Verdict | None],
+        paragraphs: Sequence[list[str]],
+        risky: dict[str, Risky],
+        safe: dict[str, Verdict],
+        base: Sequence[float],
+        budgets: Sequence[float],
+        clue: Callable[[frozenset[str]], tuple[float, ...]],
+        now: Callable[[str], tuple[float, ...]],
+        written: Callable[[str], frozenset[str]],
+        nows: dict[str, tuple[float, ...]],
+    ) -> None:
+        """Write back, weakest first, each clue lowered here whose every unit stays below its budget without it.
+
+        Units are settled one after another, strongest clue first: a clue lowered for one unit may no longer be
+        needed there once a later unit lowered another clue the two share (or a later round's). The budget is what a
+        unit may tell; a word lowered below it is a word lost for nothing."""
+        where: dict[str, list[int]] = {}
+        for n, keys in enumerate(paragraphs):
+            for k in dict.fromkeys(keys):
+                if k in lowered:
+                    where.setdefault(k, []).append(n)
+
+        def below(n: int) -> bool:
+            distinct: dict[frozenset[str], tuple[float, ...]] = {}
+            for k in dict.fromkeys(paragraphs[n]):
+                c, shown = now(k), written(k)
+                held = distinct.get(shown)
+                distinct[shown] = c if held is None else tuple(map(max, held, c))
+            columns = zip(*distinct.values(), strict=True)
+            return all(b + sum(column) < budget for b, column, budget in zip(base, columns, budgets, strict=True))
+
+        def strength(k: str) -> tuple[float, str]:
+            return max(x / b for x, b in zip(clue(frozenset({k})), budgets, strict=True)), k
+
+        for key in sorted(lowered, key=strength):
+            r = risky.get(key)
+            if r is None or r.name:
+                continue
+            del risky[key]
+            if (held := lowered[key]) is not None:
+                safe[key] = held
+            nows.pop(key, None)
+            if all(below(n) for n in where.get(key, ())):
+                continue
+            risky[key] = r
+            safe.pop(key, None)
+            nows.pop(key, None)
 
     def _remembered(
         self,
