@@ -169,6 +169,40 @@ def test_verifier_ignores_ordinary_words(engine: Engine, text: str) -> None:
     assert _needles(engine, entities).find(f"Note: {text} here.") is None
 
 
+@pytest.mark.parametrize(
+    ("entity", "text"),
+    [
+        ("HIV", "H\u0301IV"), ("HIV", "HI\u0323V\u0308"), ("HIV", "\u041d\u0301IV"), ("Catholicism", "Cathólicism"),
+        ("Catholicism", "Catho\u0301lics"), ("Los Angeles", "Ángeles"), ("Los Angeles", "A\u030aNGELES"),
+    ],
+)  # fmt: skip
+def test_verifier_reads_latin_letters_with_diacritics(engine: Engine, entity: str, text: str) -> None:
+    # A reader reads "H\u0301IV" (no precomposed H with an acute: NFKC leaves the mark) and "Cathólicism" as the
+    # names; before, neither the sanitizer nor the verifier did, and the message left as written.
+    assert _needles(engine, [engine.entity(entity)]).find(f"See {text} here.") is not None
+
+
+def test_verifier_keeps_the_marks_of_other_scripts_letters(engine: Engine) -> None:
+    # Only a Latin letter's marks go: "й" stays "й" (not "и") whether or not the text also holds a Latin accent.
+    from gateway.verify.needles import _bare
+
+    assert _bare("Москва й é") == "Москва й e" and _bare("한국 é") == "한국 e"
+    assert _needles(engine, [engine.entity("HIV")]).find("See Hélène and Zürich here.") is None
+
+
+def test_a_name_written_with_a_combining_mark_is_held(engine: Engine) -> None:
+    # The rewritten path (a plain HIV in the first part is generalized), where both checks read one parse.
+    data = (
+        "From: a@example.org\r\nTo: b@example.com\r\nSubject: hi\r\nMIME-Version: 1.0\r\n"
+        'Content-Type: multipart/mixed; boundary="B"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\n'
+        "Her HIV test came back.\r\n--B\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n"
+        "Her H\u0301IV test came back.\r\n--B--\r\n"
+    ).encode()
+    with pytest.raises(TraceFoundError) as err:
+        process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="m.eml")
+    assert err.value.entity == "HIV" and err.value.part == "2 text/plain"
+
+
 def test_verifier_skips_relay_trace_and_signatures() -> None:
     from gateway.verify import views
 

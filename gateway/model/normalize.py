@@ -53,6 +53,11 @@ _INVISIBLE = re.compile(f"[{INVISIBLE_CLASS}]")
 _INVISIBLE_IN_BMP = re.compile(f"[{_INVISIBLE_BMP}]")
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _NOT_ASCII = re.compile(r"[^\x00-\x7f]+")
+# Hyphens that only join (no dash of prose): the hyphen, the non-breaking hyphen a word processor puts into a phone
+# number (NFKC makes it the hyphen), the figure dash, the minus sign. A reader reads "123\u201145\u20116789" as an
+# SSN; the identifier scans read "-". The en and em dashes stay: prose writes them between dates and clauses.
+_JOINING_HYPHENS = ("\u2010", "\u2011", "\u2012", "\u2212")
+_HAS_JOINING_HYPHEN = re.compile(f"[{''.join(_JOINING_HYPHENS)}]")
 # "H.I.V." / "H. I. V." -> "HIV": two or more single capitals each followed by a dot, the first not inside a
 # word. The expression opens with a capital (the letter before it is looked at behind that capital), so the
 # regex engine skips along the text in C to the next capital instead of trying the look-behind everywhere.
@@ -109,7 +114,11 @@ def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]] | None:
     pos = 0
     for m in _NOT_ASCII.finditer(text):
         i, run = m.start(), m.group()
-        if run.isspace() or (unicodedata.is_normalized("NFKC", run) and not _INVISIBLE.search(run)):
+        if run.isspace() or (
+            unicodedata.is_normalized("NFKC", run)
+            and not _INVISIBLE.search(run)
+            and not _HAS_JOINING_HYPHEN.search(run)
+        ):
             continue  # "’", "é", "–", "\u2029": read as written, with the ASCII around them
         chars.append(text[pos:i])
         starts.extend(range(pos, i))
@@ -119,6 +128,8 @@ def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]] | None:
             if _INVISIBLE.match(ch):
                 continue
             out = ch if ch.isspace() else unicodedata.normalize("NFKC", ch)
+            if out in _JOINING_HYPHENS:
+                out = "-"
             chars.append(out)
             starts.extend([k] * len(out))
             ends.extend([k + 1] * len(out))

@@ -3,7 +3,8 @@
 An entity's names are its policy name and its lexicalizations (the keys K
 counts it by: "hiv", "human immunodeficiency virus"). Text is folded first
 (``gateway.model.normalize``: full width, invisible characters, look-alike
-letters, dotted acronyms), then searched with one regular expression:
+letters, dotted acronyms; and here the diacritics of Latin letters, names and
+text alike: "H\u0301IV", "Cathólicism"), then searched with one regular expression:
 
 * an acronym ("HIV", "STD") matches in capitals wherever no other Latin letter
   precedes it and no capital follows: "HIV", "43HIV", "HIV1", "HIVpositive",
@@ -20,6 +21,7 @@ letters, dotted acronyms), then searched with one regular expression:
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -34,6 +36,12 @@ _SUFFIXES = (
 ).split()
 _SUFFIX = "(?:" + "|".join(re.escape(s) for s in sorted(_SUFFIXES, key=len, reverse=True)) + ")?"
 _LATIN = "A-Za-z"  # after folding, look-alikes are Latin
+# A Latin letter with a diacritic, composed or not: "H\u0301IV" (NFKC has no H with an acute: the mark stays after
+# the H) and "Cathólicism" read as HIV and Catholicism. Text and names alike are compared without the marks a
+# Latin letter bears (``_bare``); other scripts' letters keep theirs ("й" is not "и").
+_MARKS_ON_LATIN = re.compile("(?<=[A-Za-z])[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]+")
+# What may be or hold such a letter: the precomposed Latin blocks and the combining marks.
+_MAY_BEAR_MARKS = re.compile("[\u00c0-\u024f\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1eff\u20d0-\u20ff\ufe20-\ufe2f]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +79,7 @@ class Needles:
         for e in entities:
             written = {e.name, *e.keys}
             for raw in written:
-                term = " ".join(raw.replace("_", " ").split())
+                term = " ".join(_bare(raw).replace("_", " ").split())
                 if not term or term.lower() in STOPWORDS:
                     continue
                 letters = term.replace(".", "").replace(" ", "")
@@ -113,7 +121,7 @@ class Needles:
         """
         if not self._checks or not text:
             return None
-        folded = undot(fold(text))
+        folded = undot(_bare(fold(text)))
         low = folded.lower()
         for literal, search, i in self._checks:
             if literal not in low:
@@ -129,6 +137,15 @@ class Needles:
                     continue
                 return Hit(n.term, n.entity, m.start(), m.end())
         return None
+
+
+def _bare(text: str) -> str:
+    """``text`` without the diacritics of its Latin letters: decomposed, those marks removed, composed again (what
+    other scripts decompose into: a Hangul syllable's jamo, "й"). Only a text that holds a letter or mark of the
+    Latin blocks is read again (most texts are ASCII, or hold only punctuation and blanks outside it)."""
+    if text.isascii() or not _MAY_BEAR_MARKS.search(text):
+        return text
+    return unicodedata.normalize("NFC", _MARKS_ON_LATIN.sub("", unicodedata.normalize("NFD", text)))
 
 
 _ALNUM_BEFORE = re.compile(r"[A-Za-z0-9]*\Z")

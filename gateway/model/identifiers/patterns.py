@@ -80,7 +80,8 @@ _AGE_WORD = re.compile(r"[Aa](?<!\w[Aa])ge(?:d| of)?\s*:?\s*(?P<a>\d{1,3})\b")
 # every "a" of the text; the match starts one character before the one this finds.
 _AGE_AT_GE = re.compile(r"ge(?<=[Aa]ge)(?<!\w[Aa]ge)(?:d| of)?\s*:?\s*(?P<a>\d{1,3})\b")
 _AGE_NUMBER = re.compile(
-    r"\d(?<!\w\d)\d{0,2}(?:[- ](?:years?|yrs?|y/?o)[- ]old\b|\s*(?:yo|y/o|y\.o\.)(?=\W)|-year-old\b)", re.IGNORECASE
+    r"\d(?<!\w\d)\d{0,2}(?:[- ](?:years?|yrs?|y/?o)[- ](?:old|of[- ]age)\b|\s*(?:yo|y/o|y\.o\.)(?=\W)|-year-old\b)",
+    re.IGNORECASE,
 )
 # What every match of _AGE_NUMBER holds: after its digits and a blank or "-", "y" or "Y" and how each of its words
 # goes on ("year", "yr", "yrs " or "yrs-", "yo", "y/o", "y.o."), in any case (the case-insensitive "s" also takes
@@ -96,7 +97,8 @@ _OVER_89_WORDS = (
     r"|(?:one |a )?hundred(?:(?: and)? (?:one|two|three|four|five|six|seven|eight|nine|ten))?)"
 )
 _AGE_IN_WORDS = re.compile(
-    rf"\b(?:(?:aged?|age of)\s*:?\s+{_OVER_89_WORDS}\b(?:[- ]years?[- ]old\b)?|{_OVER_89_WORDS}[- ]years?[- ]old\b)",
+    rf"\b(?:(?:aged?|age of)\s*:?\s+{_OVER_89_WORDS}\b(?:[- ]years?[- ](?:old|of[- ]age)\b)?"
+    rf"|{_OVER_89_WORDS}[- ]years?[- ](?:old|of[- ]age)\b)",
     re.IGNORECASE,
 )
 AGE_WORDS = re.compile(_OVER_89_WORDS, re.IGNORECASE)
