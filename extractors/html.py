@@ -104,6 +104,8 @@ def scan(source: str, part: str) -> HtmlDocument:
 
     def flush() -> None:
         nonlocal current
+        if not current:
+            return  # most block tags follow another, or a blank that is the group's only text
         if any(s.text.strip() for s in current):
             doc._groups.append(current)
         current = []
@@ -111,7 +113,7 @@ def scan(source: str, part: str) -> HtmlDocument:
     def text(start: int, end: int) -> None:
         if start < end:
             raw = source[start:end]
-            current.append(_Slot(start, end, html.unescape(raw)))
+            current.append(_Slot(start, end, html.unescape(raw) if "&" in raw else raw))  # unescape's own test
 
     pos = 0
     n = len(source)
@@ -120,9 +122,11 @@ def scan(source: str, part: str) -> HtmlDocument:
         if m is None:
             text(pos, n)
             break
-        text(pos, m.start())
+        if pos < m.start():
+            text(pos, m.start())
         pos = m.end()
-        name = (m.group(2) or "").lower()
+        closing, tag, attrs = m.group(1, 2, 3)
+        name = tag.lower() if tag else ""
         if not name:
             token = m.group()
             if token.startswith("<!--"):  # a comment: invisible, not a break, but read
@@ -131,9 +135,10 @@ def scan(source: str, part: str) -> HtmlDocument:
             continue  # doctype, processing instruction, CDATA: markup
         if name in _BLOCK:
             flush()
-        attrs = m.group(3) or ""
-        _attributes(doc, attrs, m.start(3))
-        if not m.group(1) and name in _RAW_TEXT and not attrs.rstrip().endswith("/"):
+        attrs = attrs or ""
+        if "=" in attrs:  # every value is written after one: most tags (</p>, <br>, <td>) have none
+            _attributes(doc, attrs, m.start(3))
+        if not closing and name in _RAW_TEXT and not attrs.rstrip().endswith("/"):
             close = re.compile(rf"</{name}\s*>", re.I).search(source, pos)
             flush()
             inner_end = close.start() if close else n
@@ -166,7 +171,7 @@ def _attributes(doc: HtmlDocument, attrs: str, base: int) -> None:
         else:
             vs, ve, q = a.start(5), a.end(5), ""
         value = html.unescape(attrs[vs:ve])
-        if not any(ch.isalpha() for ch in value):
+        if not _has_letter(value):
             continue
         kind = "attr"
         if attr in _URL_ATTRS:
@@ -174,3 +179,13 @@ def _attributes(doc: HtmlDocument, attrs: str, base: int) -> None:
                 continue  # an inline picture or a reference to a part: no words
             value, kind = urllib.parse.unquote(value), "url"
         doc._groups.append([_Slot(base + vs, base + ve, value, q, kind)])
+
+
+_ASCII_LETTER = re.compile("[A-Za-z]")
+
+
+def _has_letter(value: str) -> bool:
+    """``any(ch.isalpha() for ch in value)``; for ASCII (nearly every value) a search in C for the letters it means."""
+    if value.isascii():
+        return _ASCII_LETTER.search(value) is not None
+    return any(ch.isalpha() for ch in value)

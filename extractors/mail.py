@@ -556,7 +556,9 @@ _FOLD = re.compile(r"\r?\n(?=[ \t])")
 
 def _unicode(raw: object) -> str:
     """A header value as parsed (8-bit bytes as surrogates) in Unicode: UTF-8 as sent, else Latin-1."""
-    s = _FOLD.sub("", str(raw))
+    s = str(raw)
+    if "\n" in s:  # unfolded only when folded: most fields are one line, and the regex is a call for each
+        s = _FOLD.sub("", s)
     if s.isascii() or not any("\udc80" <= ch <= "\udcff" for ch in s):
         return s
     data = s.encode("utf-8", "surrogateescape")

@@ -22,7 +22,7 @@ import extractors.mail as mail
 from extractors.limits import Limits
 from extractors.mail import _encoded, _raw_headers, _unicode
 from extractors.pipeline import SEE_ALL, _compose, extract, process
-from extractors.serialize import short_line
+from extractors.serialize import _CRLF, _LINE_END, crlf, short_line
 from gateway.model.engine import Engine
 from gateway.model.identifiers import Analyzer, resolve_kinds
 from gateway.model.records import SanitizePolicy
@@ -188,3 +188,22 @@ def test_a_short_line_is_written_as_compat32_folds_it() -> None:
             short += 1
             assert OLD_OUT.fold_binary(name, value) == f"{name}: {value}\r\n".encode("ascii", "surrogateescape")
     assert short > 100
+
+
+@given(st.lists(st.sampled_from(["a", " ", "\r", "\n", "\r\n", "\r\r", "\n\r", "\u2028", "\x85"]), max_size=30))
+def test_line_ends_are_made_crlf_as_the_generator_does(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    # crlf skips the regex when no line end needs changing or only bare line feeds do; what it writes is the same.
+    assert crlf(text) == _LINE_END.sub(_CRLF, text)
+
+
+@given(
+    st.text(
+        alphabet=st.sampled_from(["a", "Z", "1", " ", "%", "#", "é", "ß", "½", "٣", "\u2160", "中", "_"]), max_size=12
+    )
+)
+def test_an_attribute_value_has_a_letter_as_isalpha_says(value: str) -> None:
+    from extractors.html import _has_letter
+
+    # The HTML scanner's test for a value worth reading: a search in C for ASCII values, isalpha for the others.
+    assert _has_letter(value) == any(ch.isalpha() for ch in value)
