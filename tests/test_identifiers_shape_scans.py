@@ -1,9 +1,9 @@
 """Scans run from the shape (``patterns.shape_of``) find what the scans of the text find.
 
-The runs before a digit that open a label are found backwards from their digits; VINs, mixed codes and IP and MAC
-addresses are scanned only inside the runs of the shape that can hold one. Each is compared with the plain scan
-it stands for on texts written to hit its edges, on random texts over an alphabet of those edges, and on archive
-texts.
+The runs before a digit that open a label are found backwards from their digits; VINs, mixed codes, IP and MAC
+addresses and phone numbers' candidates are scanned only inside the runs of the shape that can hold one. Each is
+compared with the plain scan it stands for on texts written to hit its edges, on random texts over an alphabet of
+those edges, and on archive texts.
 """
 
 from __future__ import annotations
@@ -56,6 +56,14 @@ IP_EDGES = [
     "00:1A:2b:3C:4d:5E",
     "12:34:56:78:9a:bc:de and 2024-03-05 14:22:01, \u00e900:1a:2b:3c:4d:5e and 00:1a:2b:3c:4d:5e\u00e9",
 ]
+PHONE_EDGES = [
+    "Call 555-123-4567 x 12, 555-123-4567 ext. 123, 555-123-4567 ext12, 555-123-4567  x  7 and (555) 123-4567",
+    "+1 (555) 123-4567, +44 20 7946 0958, 0044\u00a020\u00a07946\u00a00958, 020 7946 0958ext 4 and 555.123.4567.",
+    "a555-123-4567, 555-123-4567a, 555-123-4567/8, /555-123-4567, 555-123-4567-, rgb(0, 0, 0) and 1234567",
+    "\u0665\u0665\u0665-\u0661\u0662\u0663-\u0664\u0665\u0666\u0667 and 555\u2009123\u20094567, 12       34",
+    "5551234567",
+    "text 555-1234 next 1 2 3 4 5 6 7 text exe 555 123 4567 ex 1",
+]
 _IN_RUNS = [
     (P._IPV4, (P._IPV4_SHAPE,), P._IPV4_BYTES, 2),
     (P._IPV6, (P._IPV6_SHAPE,), P._IPV6_BYTES, 1),
@@ -91,9 +99,10 @@ def _same(text: str) -> None:
         assert [m.span() for m in P._in_runs(pattern, text, shape, hints, run, after)] == [
             m.span() for m in pattern.finditer(text)
         ], pattern.pattern
+    assert [m.span() for m in P._phone_candidates(text, shape)] == [m.span() for m in P._PHONE_CANDIDATE.finditer(text)]
 
 
-@pytest.mark.parametrize("text", RUN_EDGES + VIN_EDGES + CODE_EDGES + IP_EDGES)
+@pytest.mark.parametrize("text", RUN_EDGES + VIN_EDGES + CODE_EDGES + IP_EDGES + PHONE_EDGES)
 def test_the_shape_scans_find_what_the_text_scans_find(text: str) -> None:
     _same(text)
 
@@ -104,6 +113,8 @@ def test_the_edges_are_exercised() -> None:
     assert sum(len(_codes(t)) for t in CODE_EDGES) >= 12
     for pattern, _hints, _run, _after in _IN_RUNS:
         assert sum(len(pattern.findall(t)) for t in IP_EDGES) >= 6, pattern.pattern
+    phones = [m.group() for t in PHONE_EDGES for m in P._PHONE_CANDIDATE.finditer(t)]
+    assert len(phones) >= 15 and any("x" in p for p in phones) and any(not p.isascii() for p in phones)
     # A run before a digit outside ASCII (its shape is a "9" as every character outside ASCII is), a run after a "?"
     # (a "9" in the shape that is no digit), and runs holding a run character outside ASCII (scanned as it stands).
     text = RUN_EDGES[3]
@@ -146,6 +157,24 @@ def test_random_addresses() -> None:
         assert sum(len(pattern.findall(t)) for t in texts) >= 10, pattern.pattern
 
 
+def test_random_phone_candidates() -> None:
+    rng = random.Random(1415)
+    pieces = ["5", "55", "555", "1234", " ", " ", "-", ".", "(", ")", "+", "\t", "\u00a0", "x", "ext", "ext.", "e"]
+    pieces += ["a", "/", "_", "\u0665", "\n", "555-123-4567"]
+    texts = ["".join(rng.choice(pieces) for _ in range(rng.randint(3, 40))) for _ in range(6000)]
+    for text in texts:
+        _same(text)
+    found = [m.group() for t in texts for m in P._PHONE_CANDIDATE.finditer(t)]
+    assert len(found) > 1000 and sum("x" in p for p in found) > 50
+
+
+def test_phones_with_and_without_the_shape() -> None:
+    text = "\n".join(PHONE_EDGES)
+    found = list(P.Phones()(text, P.shape_of(text)))
+    assert found == list(P.Phones()(text, None))
+    assert len(found) >= 4 and any("x" in f.text for f in found)
+
+
 def test_ips_with_and_without_the_shape() -> None:
     text = "\n".join(IP_EDGES)
     found = list(P.ips(text, P.shape_of(text)))
@@ -162,7 +191,7 @@ def test_labelled_numbers_with_and_without_the_shape() -> None:
 
 @pytest.mark.skipif(not ARCHIVE.exists(), reason="the shared mailing-list archive is not here")
 def test_the_shape_scans_on_archive_texts() -> None:
-    runs = vins = codes = addresses = 0
+    runs = vins = codes = addresses = phones = 0
     for text in archive_texts(300, chars=20_000):
         text = text.replace("\u2029", "\x00")  # as the analyzer hands it to the recognizers
         _same(text)
@@ -170,4 +199,5 @@ def test_the_shape_scans_on_archive_texts() -> None:
         vins += len(re.findall(r"[A-Z0-9]{17}", text))
         codes += len(_codes(text))
         addresses += sum(len(pattern.findall(text)) for pattern, _hints, _run, _after in _IN_RUNS)
-    assert runs > 5000 and vins > 10 and codes > 100 and addresses > 100
+        phones += len(P._PHONE_CANDIDATE.findall(text))
+    assert runs > 5000 and vins > 10 and codes > 100 and addresses > 100 and phones > 500

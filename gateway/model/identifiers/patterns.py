@@ -819,7 +819,7 @@ class Phones:
         # numbers twice (text and HTML), and a parse with its validation is the costly part. Kept for this text
         # only (a number accepted is an identifier, not remembered across messages).
         parsed: dict[str, tuple[phonenumbers.PhoneNumber, bool]] = {}
-        for m in _PHONE_CANDIDATE.finditer(text):
+        for m in _PHONE_CANDIDATE.finditer(text) if shape is None else _phone_candidates(text, shape):
             raw = m.group().strip()
             digits = _NOT_DIGIT.sub("", raw)
             if (not 7 <= len(digits) <= 15 or _DATE_AT_DIGIT.fullmatch(raw) or _CASE_NUMBER.fullmatch(raw)
@@ -879,6 +879,26 @@ class Phones:
 
 
 _NOT_DIGIT = re.compile(r"\D")
+# A candidate's characters up to its extension are digits, blanks, "(", ")", ".", "-" and a leading "+", seven at
+# least (in the shape all of them "9" once these are); its extension adds blanks, digits and "x" or "ext.".
+_PHONE_CORE = bytes.maketrans(b" \t().+-", b"9999999")
+_SEVEN = b"9" * 7
+_NOT_IN_PHONE = re.compile(rb"[^9 \t().+\-ext]")
+
+
+def _phone_candidates(text: str, shape: bytes) -> Iterator[re.Match[str]]:
+    """``_PHONE_CANDIDATE.finditer(text)``, scanned only over the runs of a candidate's characters (in the shape)
+    that hold seven of its core's in a row (bytes.find), from there to the run's end and the character after it:
+    a candidate starts where seven of them do, and no candidate crosses such a run's end."""
+    mask = shape.translate(_PHONE_CORE)
+    at = mask.find(_SEVEN)
+    while at >= 0:
+        stop = _NOT_IN_PHONE.search(shape, at)
+        end = len(shape) if stop is None else stop.start()
+        yield from _PHONE_CANDIDATE.finditer(text, at, min(len(text), end + 1))
+        at = mask.find(_SEVEN, end)
+
+
 _ISO_DATE_START = re.compile(r"(?:1[6-9]|20)\d\d([-/])(?:0[1-9]|1[0-2])\1(?:0[1-9]|[12]\d|3[01])(?!\d)")
 # Regions whose numbers open with a trunk "0", tried for a number the analyzer's region turns down.
 _TRUNK_REGIONS = ("GB", "DE", "FR", "IT", "ES", "NL", "IE", "AU", "IN", "TR", "RU", "PL", "SE", "CH", "AT", "BE")
