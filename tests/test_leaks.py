@@ -151,6 +151,7 @@ def _needles(engine: Engine, entities: list[Entity]) -> Needles:
     [
         "HIV", "43HIV", "HIV1", "HIVpositive", "患者HIV阳性", "H.I.V.", "ＨＩＶ", "H\u00adIV", "H\u200bIV",
         "\u041dIV", "the hiv test", "human immunodeficiency virus", "Human-Immunodeficiency Viruses",
+        "H-I-V", "H-I-V-positive", "the h.i.v. test", "the h. i. v. test", "the h.i.v test",
     ],
 )  # fmt: skip
 def test_verifier_finds_every_spelling(engine: Engine, text: str) -> None:
@@ -162,6 +163,7 @@ def test_verifier_finds_every_spelling(engine: Engine, text: str) -> None:
     [
         "ARCHIVE", "archive", "xHIVa", "hive", "the chivalry", "namespace std;", "std::cout", "She aids them.",
         "illegal", "Illinois", "he lost", "ill-fated", "a8VDk2Jx", "x9los7", "loss", "Losing", "LoS",
+        "e.g. a hive", "X-Ray", "T-Shirt", "COVID-19", "www.h.i.com", "A-I-D", "s.t.d.io",
     ],
 )  # fmt: skip
 def test_verifier_ignores_ordinary_words(engine: Engine, text: str) -> None:

@@ -121,7 +121,7 @@ class Needles:
         """
         if not self._checks or not text:
             return None
-        folded = undot(_bare(fold(text)))
+        folded = _joined(undot(_bare(fold(text))))
         low = folded.lower()
         for literal, search, i in self._checks:
             if literal not in low:
@@ -146,6 +146,36 @@ def _bare(text: str) -> str:
     if text.isascii() or not _MAY_BEAR_MARKS.search(text):
         return text
     return unicodedata.normalize("NFC", _MARKS_ON_LATIN.sub("", unicodedata.normalize("NFD", text)))
+
+
+# Single letters joined by hyphens ("H-I-V") or written small with dots ("h.i.v.", "h. i. v."), at a word's start
+# and with no letter after: a reader reads the acronym, as undot's "H.I.V.". Each expression opens with its
+# separator, a literal the regex engine finds in C, and looks behind for the letter before it.
+_HYPHENED_LETTERS = re.compile(r"-(?<=(?<![^\W\d_])[A-Z]-)[A-Z](?:-[A-Z])*(?![^\W\d_])")
+_DOTTED_SMALL = re.compile(r"\.(?<=(?<![^\W\d_])[a-z]\.)(?: ?[a-z]\.)+[a-z]?(?![^\W\d_])")
+
+
+def _joined(text: str) -> str:
+    """``text`` with those letters joined ("H-I-V" -> "HIV", "h.i.v." -> "hiv"), for matching only."""
+    found = [
+        m
+        for pattern, mark in ((_HYPHENED_LETTERS, "-"), (_DOTTED_SMALL, "."))
+        if mark in text
+        for m in pattern.finditer(text)
+    ]
+    if not found:
+        return text
+    out: list[str] = []
+    pos = 0
+    for m in sorted(found, key=lambda m: m.start()):
+        start = m.start() - 1  # the first letter, before the separator the match opens with
+        if start < pos:
+            continue
+        out.append(text[pos:start])
+        out.append("".join(ch for ch in text[start : m.end()] if ch.isalpha()))
+        pos = m.end()
+    out.append(text[pos:])
+    return "".join(out)
 
 
 _ALNUM_BEFORE = re.compile(r"[A-Za-z0-9]*\Z")
