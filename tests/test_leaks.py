@@ -336,3 +336,34 @@ def test_the_verifier_tells_text_from_binary_by_the_plain_counts() -> None:
     assert _decode_text(b"HIV " * 20 + b"\x01" * 9, None) is None
     assert _decode_text(b"HIV " * 20 + bytes([0xE9]) * 40, None) is not None  # Latin-1 text
     assert _decode_text(b"HIV " * 20 + bytes([0xFF]) * 41, None) is None
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        "x-note*=utf-8''H%49V%20positive",  # a hyphen in the name: the library leaves the value encoded
+        "x-note*0*=utf-8''H%49; x-note*1=V",  # continued, the second piece not encoded
+        "x-note*=iso-8859-1'en'H%49V",
+    ],
+)
+def test_an_extended_parameter_the_library_leaves_encoded_is_read_decoded(engine: Engine, params: str) -> None:
+    data = (
+        "From: a@example.org\r\nTo: b@example.com\r\nSubject: hello\r\nMIME-Version: 1.0\r\n"
+        f"Content-Type: text/plain; charset=utf-8; {params}\r\n\r\nThe results are in.\r\n"
+    ).encode()
+    found = find_trace(data, "mail", _needles(engine, [engine.entity("HIV")]), part="m")
+    assert found is not None and found[0].location == "header content-type parameters (RFC 2231 decoded)"
+    with pytest.raises(TraceFoundError):
+        process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="m.eml")
+
+
+def test_parameters_the_library_decodes_are_not_read_twice() -> None:
+    from gateway.verify import views
+
+    data = (
+        b"From: a@example.org\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        b"Content-Disposition: attachment; filename*=utf-8''notes%20HIV.txt\r\n\r\nhello\r\n"
+    )
+    where = [v.location for v in views(data, "mail", part="m")]
+    assert "header content-disposition parameters" in where
+    assert not any(w.endswith("(RFC 2231 decoded)") for w in where)

@@ -29,7 +29,7 @@ import re
 import urllib.parse
 import zipfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from email.message import Message
 
@@ -156,6 +156,42 @@ def _header_text(value: object) -> str:
         return s.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
+# RFC 2231 allows any attribute-char in a parameter's name ("x-note*0*="); the library decodes only names of word
+# characters and leaves the others as written, percent-encoded, where a reader that decodes them would see text.
+_EXTENDED = re.compile(r"(?P<name>[^*]+)\*(?:(?P<num>[0-9]+)(?P<enc>\*)?)?")
+_CHARSET_LANGUAGE = re.compile(r"([!#$&+\-^`{}~\w]*)'[!#$&+\-^`{}~\w]*'")
+
+
+def _loose_rfc2231(params: Sequence[tuple[str, object]]) -> str:
+    """The extended parameters the library left encoded, continuations joined and decoded, one a line."""
+    parts: dict[str, list[tuple[int, str, bool]]] = {}
+    for k, v in params:
+        m = _EXTENDED.fullmatch(k)
+        if m is None or not isinstance(v, str):
+            continue
+        num = m.group("num")
+        encoded = num is None or m.group("enc") is not None
+        parts.setdefault(m.group("name"), []).append((int(num or 0), email.utils.unquote(v), encoded))
+    lines: list[str] = []
+    for name, pieces in parts.items():
+        pieces.sort(key=lambda p: p[0])
+        charset = "utf-8"
+        first = pieces[0]
+        m = _CHARSET_LANGUAGE.match(first[1]) if first[2] else None
+        if m is not None:
+            charset = m.group(1) or "utf-8"
+            pieces[0] = (first[0], first[1][m.end() :], True)
+        raw = b"".join(
+            urllib.parse.unquote_to_bytes(s) if enc else s.encode("utf-8", "surrogateescape") for _, s, enc in pieces
+        )
+        try:
+            text = raw.decode(charset, "replace")
+        except LookupError:
+            text = raw.decode("utf-8", "replace")
+        lines.append(f"{name}={text}")
+    return "\n".join(lines)
+
+
 def _mail(msg: Message, part: str, depth: int, budget: _Budget) -> Iterator[View]:
     if depth > budget.bounds.max_depth:
         raise LimitExceededError(f"nested deeper than {budget.bounds.max_depth} to verify", part=part)
@@ -183,6 +219,9 @@ def _mail(msg: Message, part: str, depth: int, budget: _Budget) -> Iterator[View
                 param = email.utils.collapse_rfc2231_value(param)
             values.append(f"{k}={param}")
         yield View(part, f"header {h} parameters", "\n".join(values))
+        loose = _loose_rfc2231(params)
+        if loose:
+            yield View(part, f"header {h} parameters (RFC 2231 decoded)", loose)
         for name_value in (msg.get_filename(), msg.get_param("name")):
             v: object = name_value
             if isinstance(v, tuple):
