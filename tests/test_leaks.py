@@ -205,6 +205,23 @@ def test_a_name_written_with_a_combining_mark_is_held(engine: Engine) -> None:
     assert err.value.entity == "HIV" and err.value.part == "2 text/plain"
 
 
+@pytest.mark.parametrize(
+    "rtf",
+    [r"{\rtf1 Her \u72?\u73?\u86? test.}", r"{\rtf1 Her \'48\'49\'56 test.}", r"{\rtf1\ansi Her H{\b I}V test.\par}"],
+)
+def test_an_rtf_part_is_read_as_rtf_shows_it(engine: Engine, rtf: str) -> None:
+    # RTF is read as text by both checks: its escapes and the control words inside a word hid the name (sent as
+    # written before); a reader's program shows "HIV".
+    data = (
+        "From: a@example.org\r\nTo: b@example.com\r\nSubject: hi\r\nMIME-Version: 1.0\r\n"
+        'Content-Type: multipart/mixed; boundary="B"\r\n\r\n--B\r\nContent-Type: text/plain\r\n\r\nSee the notes.\r\n'
+        f"--B\r\nContent-Type: application/rtf\r\n\r\n{rtf}\r\n--B--\r\n"
+    ).encode()
+    with pytest.raises(TraceFoundError) as err:
+        process(data, engine=engine, policies=[SanitizePolicy(entities=("HIV",), alpha=1.5)], name="m.eml")
+    assert err.value.location == "text as RTF shows it"
+
+
 def test_verifier_skips_relay_trace_and_signatures() -> None:
     from gateway.verify import views
 

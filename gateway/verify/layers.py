@@ -314,12 +314,40 @@ def _decode_text(data: bytes, charset: str | None) -> str | None:
 
 def _text_views(text: str, part: str, where: str) -> Iterator[View]:
     yield View(part, where, text)
+    if _RTF_START.match(text):
+        yield View(part, f"{where} as RTF shows it", _rtf_text(text))
     if "<" in text and ">" in text:
         yield View(part, f"{where} without markup", html.unescape(_TAG.sub("", _BLOCK_CLOSE.sub("\n", text))))
     elif "&" in text:
         yield View(part, f"{where} unescaped", html.unescape(text))
     if "%" in text:
         yield View(part, f"{where} URL-decoded", urllib.parse.unquote(html.unescape(text)))
+
+
+# RTF (application/rtf, text/rtf, read as text): a reader sees the characters its escapes stand for ("\\'48",
+# "\\u72?") and a word whose letters control words split ("H{\\b I}V"), not the escapes.
+_RTF_START = re.compile(r"\s*\{\\rtf")
+_RTF_TOKEN = re.compile(
+    r"\\'([0-9a-fA-F]{2})|\\u(-?\d+) ?(?:\\'[0-9a-fA-F]{2}|[^\\{}])?|\\([a-z]+)-?\d* ?|\\(.)|[{}\r\n]", re.S
+)
+
+
+def _rtf_token(m: re.Match[str]) -> str:
+    byte, code, word, symbol = m.group(1, 2, 3, 4)
+    if byte is not None:
+        return bytes([int(byte, 16)]).decode("cp1252", "replace")
+    if code is not None:
+        n = int(code)
+        return chr(n + 65536 if n < 0 else n) if -65536 < n < 0x110000 else ""
+    if word is not None:
+        return "\n" if word in ("par", "line", "sect", "page", "row", "cell", "tab") else ""
+    if symbol is not None:
+        return symbol if symbol in "\\{}" else ""
+    return ""  # a group's braces, a line end of the file (no line end of the text)
+
+
+def _rtf_text(text: str) -> str:
+    return _RTF_TOKEN.sub(_rtf_token, text)
 
 
 def _strings(data: bytes) -> str:
