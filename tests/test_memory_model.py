@@ -170,6 +170,12 @@ def test_threads_evaluation_end_to_end(engine: Engine) -> None:
     assert alone["hiv"].first_ranks == memory["hiv"].first_ranks == {"toy": 1}
     assert report.summary("alone")["ranked_first_first toy"] == report.summary("memory")["ranked_first_first toy"]
     assert "| sanigate: the first message alone (the same in both runs) | " in threads_markdown(report)
+    # Judged at an opening floor (or beside a stream's other threads), the memory's first message may read otherwise:
+    # the row then says it is the run alone's.
+    memory["hiv"].first_ranks = {"toy": 2}
+    assert "| sanigate: the first message alone (the run alone's; with the memory a thread's first may differ) | " in (
+        threads_markdown(report))  # fmt: skip
+    memory["hiv"].first_ranks = {"toy": 1}
     # Two attackers read the same delivered threads in one run: the gateway ran once, each ranked it.
     two = evaluate_threads(engine, docs, alpha=1.5, size=2, attackers={"a": attacker, "b": attacker}, evidence_budget=0)
     row = {r.doc_id: r for r in two.runs["memory"]}["hiv"]

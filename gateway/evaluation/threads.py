@@ -99,7 +99,7 @@ class ThreadResult:
     ranks: dict[str, int] = field(default_factory=dict)  # attacker -> rank of the true entity on the joined thread
     # attacker -> its rank on the later messages joined (from the second on: what a memory can change)
     later_ranks: dict[str, int] = field(default_factory=dict)
-    # attacker -> its rank on the first message alone: judged alone in both runs, what the memory can never change
+    # attacker -> its rank on the first message alone: what the memory changes only through an opening floor
     first_ranks: dict[str, int] = field(default_factory=dict)
     margins: dict[str, float] = field(default_factory=dict)  # attacker -> margin_of on the joined thread
     # attacker -> its ranks at each passage cut (cuts_of; the first is ``ranks``): on the joined thread, on the later
@@ -362,9 +362,12 @@ def threads_markdown(report: ThreadReport) -> str:
                              f"| {s[f'mean_rank_later {name}']:.2f} |")  # fmt: skip
         if "alone" in report.runs:
             firsts = [r.first_ranks[name] for r in report.runs["alone"] if name in r.first_ranks]
-            # In one stream a thread's first message is judged with the stream's other threads: not the same.
-            same = "the run alone's; with the memory a thread's first follows others" if report.one_stream else (
-                "the same in both runs")  # fmt: skip
+            # In one stream a thread's first message is judged with the stream's other threads, and with an opening
+            # floor (SanitizePolicy.opening_floor) at a lower floor: then not the same as alone.
+            memory_firsts = [r.first_ranks.get(name) for r in report.runs.get("memory", [])]
+            alike = memory_firsts == [r.first_ranks.get(name) for r in report.runs["alone"]]
+            same = "the same in both runs" if alike and not report.one_stream else (
+                "the run alone's; with the memory a thread's first may differ")  # fmt: skip
             lines.append(f"| sanigate: the first message alone ({same}) "
                          f"| {report.summary('alone')[f'ranked_first_first {name}']:.1f} % "
                          f"| {sum(firsts) / len(firsts) if firsts else 0.0:.2f} |")  # fmt: skip
