@@ -328,7 +328,8 @@ def threads_markdown(report: ThreadReport) -> str:
         ),
         "",
         f"Each attacker ranks {len(report.candidates)} candidates on the joined thread as it arrived, and on its "
-        "later messages alone (the second on, joined: the memory never changes a thread's first message).",
+        "later messages alone (the second on, joined: what the memory makes stricter; it changes a thread's first "
+        "message only through an opening floor).",
         "",
         "| run | messages delivered | words kept | memory decisions | ms per message |",
         "|---|---|---|---|---|",
