@@ -27,9 +27,11 @@ import email
 import email.header
 import email.headerregistry
 import email.policy
+import email.utils
 import mimetypes
 import quopri
 import re
+import urllib.parse
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from email.headerregistry import Address, Group
@@ -142,6 +144,57 @@ class MailDocument:
         for hook in self._after:
             hook(changed)
         return as_bytes(self.message, self.parsed)
+
+
+# Parameters that are the message's structure or a file's name (read by _filename), not words anyone wrote.
+_STRUCTURAL_PARAMETERS = frozenset({
+    "charset", "boundary", "name", "filename", "format", "delsp", "reply-type", "type", "start", "start-info",
+    "protocol", "micalg", "smime-type", "method", "report-type", "differences", "access-type", "expiration", "size",
+    "creation-date", "modification-date", "read-date", "id", "number", "total", "padding", "x-unix-mode",
+    "x-mac-type", "x-mac-creator", "x-apple-part-url", "action", "component", "protected-headers", "hp",
+})  # fmt: skip
+# RFC 2231's extended names: "title*", "title*0", "title*1*"; the library joins and decodes only names of word
+# characters, the others are left as written (percent-encoded): they are decoded here too.
+_EXTENDED_NAME = re.compile(r"(?P<name>[^*]+)\*(?:(?P<num>[0-9]+)(?P<enc>\*)?)?")
+_CHARSET_LANGUAGE = re.compile(r"([!#$&+\-^`{}~\w]*)'[!#$&+\-^`{}~\w]*'")
+
+
+def _free_parameters(part: Message, header: str) -> list[tuple[tuple[str, ...], str]]:
+    """(names as written, decoded value) of each parameter of ``header`` that is not the structure's own (a
+    continued one has a name for each piece)."""
+    raw: Sequence[tuple[str, object]] = part.get_params(header=header, failobj=[])[1:]
+    out: list[tuple[tuple[str, ...], str]] = []
+    pieces: dict[str, list[tuple[int, str, bool, str]]] = {}
+    for key, value in raw:
+        m = _EXTENDED_NAME.fullmatch(key)
+        base = (m.group("name") if m else key).lower()
+        if base in _STRUCTURAL_PARAMETERS:
+            continue
+        if isinstance(value, tuple):
+            out.append(((key,), str(email.utils.collapse_rfc2231_value(value))))
+        elif m is None:
+            out.append(((key,), email.utils.unquote(str(value))))
+        else:
+            num = m.group("num")
+            encoded = num is None or m.group("enc") is not None
+            pieces.setdefault(base, []).append((int(num or 0), email.utils.unquote(str(value)), encoded, key))
+    for group in pieces.values():
+        group.sort(key=lambda p: p[0])
+        charset = "utf-8"
+        num, first, encoded, key = group[0]
+        m = _CHARSET_LANGUAGE.match(first) if encoded else None
+        if m is not None:
+            charset = m.group(1) or "utf-8"
+            group[0] = (num, first[m.end() :], True, key)
+        data = b"".join(
+            urllib.parse.unquote_to_bytes(s) if enc else s.encode("utf-8", "surrogateescape") for _, s, enc, _ in group
+        )
+        try:
+            text = data.decode(charset, "replace")
+        except LookupError:
+            text = data.decode("utf-8", "replace")
+        out.append((tuple(k for _, _, _, k in group), text))
+    return out
 
 
 def parse(data: bytes, *, part: str, limits: Limits) -> Message:
@@ -282,6 +335,7 @@ class _Walker:
         if not headers_read:
             self.headers(part, f"{label} ")
         self._filename(part, label)
+        self._parameters(part, label)
         if ctype in _ENCRYPTED_TYPES or (ctype in _PKCS7 and "signed" not in str(part.get_param("smime-type") or "")):
             self._cannot_read(
                 part,
@@ -378,6 +432,26 @@ class _Walker:
                 part.set_param("name", value, header="Content-Type", charset=charset)
 
         self.doc._add([Segment(f"{label} filename", (name,))], set_name)
+
+    def _parameters(self, part: Message, label: str) -> None:
+        """Content-Type's and Content-Disposition's parameters other than the structure's own, read as text: the
+        headers are structural, but a parameter may carry any words ("x-note*=utf-8''..."), and a client or a
+        program reading it sees them."""
+        for header in ("Content-Type", "Content-Disposition"):
+            if part.get(header) is None:
+                continue
+            for keys, value in _free_parameters(part, header):
+
+                def set_value(
+                    new: Sequence[tuple[str, ...]], header: str = header, keys: tuple[str, ...] = keys
+                ) -> None:
+                    text = "".join(new[0])
+                    for key in keys:
+                        part.del_param(key, header=header)
+                    part.set_param(keys[0].split("*", 1)[0], text, header=header,
+                                   charset=None if text.isascii() else "utf-8")  # fmt: skip
+
+                self.doc._add([Segment(f"{label} {header} parameter", (value,), "machine")], set_value)
 
     def _text(self, part: Message, label: str) -> str:
         try:

@@ -454,3 +454,16 @@ def test_a_text_header_reads_as_the_header_registry_decodes_it(name: str, value:
         assert _decoded(name, value, "header") == expected
     except UnreadableContentError:
         assert expected is None or "\ufffd" in expected
+
+
+def test_parameters_of_the_structure_are_not_read_and_others_are() -> None:
+    from extractors.mail import extract_mail
+
+    data = (
+        b"From: a@example.org\r\nMIME-Version: 1.0\r\n"
+        b"Content-Type: text/plain; charset=utf-8; format=flowed; delsp=yes; x-note*=utf-8''H%49V%20clinic\r\n"
+        b'Content-Disposition: inline; filename="a.txt"; size=12; title="Los Angeles"\r\n\r\nhello\r\n'
+    )
+    doc = extract_mail(data, part="m", limits=Limits())
+    params = [s.pieces[0] for s in doc.segments if s.part.endswith("parameter")]
+    assert params == ["HIV clinic", "Los Angeles"]

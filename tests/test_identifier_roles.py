@@ -165,3 +165,16 @@ def test_a_programs_text_keeps_the_names_it_carries(engine: Engine, analyzer: An
     for name in ("Xiomara", "Quetzaltenango", "Okonkwo", "Baptiste", "Iolanthe", "Vrbanic", "Teodora", "Zhelyazkova"):
         assert name not in out
     assert "X-Platform: Java Linux" in out
+
+
+def test_a_content_type_parameter_nobody_defined_is_read_as_text(engine: Engine, analyzer: Analyzer) -> None:
+    # Content-Type is structural, but a parameter outside the structure's own carries whatever was written in it.
+    data = (
+        b"From: a@example.org\r\nTo: b@example.com\r\nSubject: results\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: text/plain; charset=utf-8; x-patient="Dorota Wojciechowska, SSN 123-45-6789"\r\n'
+        b"Content-Disposition: inline; x-note*0*=utf-8''Dorota%20Wojcie; x-note*1=chowska\r\n"
+        b"\r\nThe results are in.\r\n"
+    )
+    out = process(data, kind="mail", engine=engine, policies=[POLICY], identifiers=analyzer).data.decode()
+    assert "Wojciechowska" not in out and "Wojcie" not in out and "123-45-6789" not in out
+    assert 'charset="utf-8"' in out and "x-patient=" in out and "x-note=" in out and "x-note*1" not in out
